@@ -1,0 +1,3 @@
+from certdp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,289 @@
+"""Command-line interface: ``certdp <command> <mechanism> --param value ... [--json]``.
+
+Exit codes: 0 ok; 1 a check failed or was refuted; 2 bad usage or input; 3 precision exhausted
+or undecided. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from fractions import Fraction
+from typing import NoReturn
+
+from certdp import __version__
+from certdp.enclose import DEFAULT_TARGET, Enclosure, Target
+from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
+from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
+from certdp.pairs import DIRECTIONS, MECHANISMS, PrivacyPair, compose
+from certdp.pairs.params import decimal_str, integer, real
+
+#: Mechanisms that later issues add; named here so that users get a clear message.
+PLANNED = {
+    "gaussian-mixture": "issue 5",
+    "student-t": "issue 5",
+    "generalized-gaussian": "issue 5",
+    "random-allocation": "issue 3",
+}
+
+#: CLI parameter -> (mechanisms that take it, help text).
+PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
+    "sigma": (
+        ("gaussian", "discrete-gaussian", "subsampled-gaussian"),
+        "noise scale sigma > 0 (noise multiplier for subsampled-gaussian)",
+    ),
+    "shift": (
+        ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian"),
+        "sensitivity shift (default 1; integer >= 1 for discrete mechanisms)",
+    ),
+    "scale": (("laplace",), "Laplace scale b > 0 (default 1)"),
+    "a": (("discrete-laplace",), "discrete Laplace decay a > 0 (mass proportional to e^{-a|z|})"),
+    "q": (("subsampled-gaussian",), "Poisson sampling rate q in (0, 1]"),
+}
+REQUIRED = {
+    "gaussian": ("sigma",),
+    "laplace": (),
+    "discrete-laplace": ("a",),
+    "discrete-gaussian": ("sigma",),
+    "subsampled-gaussian": ("q", "sigma"),
+}
+
+EXAMPLES = {
+    "cgf": "certdp cgf laplace --shift 0.7 --t 2 --json",
+    "rdp": "certdp rdp subsampled-gaussian --q 0.01 --sigma 0.8 --order 3 --json",
+    "kl": "certdp kl discrete-laplace --a 0.5 --shift 2",
+    "rho": "certdp rho laplace --shift 0.7 --json",
+    "gap": "certdp gap laplace --shift 0.5 --t 1",
+    "eps": "certdp eps subsampled-gaussian --q 0.01 --sigma 1.0 --steps 500 --delta 1e-5",
+    "delta": "certdp delta gaussian --sigma 2 --steps 10 --eps 1 --via zcdp",
+}
+HELP = {
+    "cgf": "certified CGF K(t) = t D_{t+1}(P||Q)",
+    "rdp": "certified Renyi divergence D_alpha(P||Q)",
+    "kl": "certified KL divergence KL(P||Q)",
+    "rho": "certified zCDP parameter rho = sup_t K(t)/(t(t+1))",
+    "gap": "certified zCDP-RDP gap Gamma(t) = rho t(t+1) - K(t)",
+    "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
+    "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"certdp: error: {message}\n")
+
+
+def _build() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="certdp",
+        description="Certified differential-privacy accounting: every number is a rigorous ball-arithmetic enclosure.",
+        epilog="example:\n  " + EXAMPLES["eps"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"certdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+    sub.required = True
+    mech_names = ", ".join(MECHANISMS)
+    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta"):
+        p = sub.add_parser(
+            name,
+            help=HELP[name],
+            description=HELP[name] + ".",
+            epilog=f"mechanisms: {mech_names}\nexample:\n  {EXAMPLES[name]}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("mechanism", help="mechanism name (kebab-case)")
+        for param, (mechs, text) in PARAMS.items():
+            p.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
+        p.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
+        p.add_argument("--steps", default="1", help="number of composed runs (default 1)")
+        if name in ("cgf", "rdp", "gap"):
+            p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
+            p.add_argument("--t", help="CGF argument t > 0")
+        if name == "eps":
+            p.add_argument("--delta", required=True, help="target delta in (0, 1)")
+        if name == "delta":
+            p.add_argument("--eps", required=True, help="target epsilon >= 0")
+        if name in ("eps", "delta"):
+            p.add_argument(
+                "--via", default="rdp", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)"
+            )
+            p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
+        if name == "rho":
+            p.add_argument(
+                "--method",
+                default="auto",
+                choices=("auto", "closed-form", "search"),
+                help="how rho is certified (default auto)",
+            )
+        p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
+        p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def _pair(args: argparse.Namespace) -> PrivacyPair:
+    mech = args.mechanism
+    if mech in PLANNED:
+        raise Unsupported(f"mechanism={mech} is not available yet (planned in {PLANNED[mech]})")
+    if mech not in MECHANISMS:
+        raise InvalidArgument(f"mechanism={mech} must be one of {', '.join(MECHANISMS)}")
+    kwargs: dict[str, str] = {}
+    for param, (mechs, _) in PARAMS.items():
+        value = getattr(args, param)
+        if value is None:
+            continue
+        if mech not in mechs:
+            raise InvalidArgument(f"{param}={value} is not a parameter of {mech}")
+        kwargs[param] = value
+    if args.direction is not None:
+        if mech != "subsampled-gaussian":
+            raise InvalidArgument(f"direction={args.direction} is not a parameter of {mech}")
+        kwargs["direction"] = args.direction
+    for req in REQUIRED[mech]:
+        if req not in kwargs:
+            raise InvalidArgument(f"{req} is required for {mech} (--{req})")
+    pair = MECHANISMS[mech](**kwargs)
+    steps = integer("steps", args.steps, ge=1)
+    return pair if steps == 1 else compose(pair, steps)
+
+
+def _target(args: argparse.Namespace, base: Target) -> Target:
+    start = integer("prec", args.prec, ge=16) if args.prec is not None else base.start_prec
+    top = integer("max-prec", args.max_prec, ge=16) if args.max_prec is not None else max(base.max_prec, start)
+    if top < start:
+        raise InvalidArgument(f"max-prec={top} must be >= prec={start}")
+    return Target(base.rel_tol, base.abs_tol, start, top)
+
+
+def _order_t(args: argparse.Namespace) -> tuple[str, str]:
+    if (args.order is None) == (args.t is None):
+        raise InvalidArgument("exactly one of --order and --t is required")
+    if args.order is not None:
+        return "order", args.order
+    return "t", args.t
+
+
+def _inputs(args: argparse.Namespace, pair: PrivacyPair) -> dict[str, object]:
+    base = pair.parts[0][0] if hasattr(pair, "parts") else pair
+    out: dict[str, object] = {"mechanism": args.mechanism, "params": base.params(), "steps": int(args.steps)}
+    return out
+
+
+def _enclosure_record(quantity: str, enc: Enclosure, inputs: dict[str, object], **extra: object) -> dict[str, object]:
+    rec: dict[str, object] = {"quantity": quantity}
+    rec.update(enc.to_dict())
+    rec.update(inputs)
+    rec.update(extra)
+    return rec
+
+
+def _run(args: argparse.Namespace) -> dict[str, object]:
+    pair = _pair(args)
+    cmd = args.command
+    inputs = _inputs(args, pair)
+    if cmd in ("cgf", "rdp", "gap"):
+        kind, value = _order_t(args)
+        target = _target(args, DEFAULT_TARGET)
+        if kind == "order":
+            alpha = real("order", value, gt=1)
+            t = alpha - 1
+        else:
+            t = real("t", value, gt=0)
+            alpha = t + 1
+        inputs.update({"order": _fmt(alpha), "t": _fmt(t)})
+        if cmd == "cgf":
+            enc = cgf(pair, t, target)
+        elif cmd == "rdp":
+            enc = rdp(pair, alpha, target)
+        else:
+            enc = gap(pair, t, target)
+        return _enclosure_record(cmd, enc, inputs)
+    if cmd == "kl":
+        return _enclosure_record("kl", kl(pair, _target(args, DEFAULT_TARGET)), inputs)
+    if cmd == "rho":
+        res = rho_detail(pair, _target(args, DEFAULT_TARGET), method=args.method)
+        arg = res.argmax
+        where = None if arg is None else ("t->0" if arg == 0 else "t->inf" if arg == float("inf") else f"{arg:.6g}")
+        return _enclosure_record("rho", res.enclosure, inputs, method=res.method, sup_at=where)
+    orders = None
+    if args.orders is not None:
+        orders = [o.strip() for o in args.orders.split(",") if o.strip()]
+        if not orders:
+            raise InvalidArgument(f"orders={args.orders} must list at least one order")
+    target = _target(args, CONVERSION_TARGET)
+    if cmd == "eps":
+        res = epsilon(pair, args.delta, via=args.via, orders=orders, target=target)
+        inputs["delta"] = args.delta
+        name = "epsilon"
+    else:
+        res = delta(pair, args.eps, via=args.via, orders=orders, target=target)
+        inputs["eps"] = args.eps
+        name = "delta"
+    extra: dict[str, object] = {
+        name: res.enclosure.upper_str(),
+        "via": res.via,
+        "order": None if res.order == float("inf") else f"{res.order:.17g}",
+        "grid": res.grid,
+    }
+    if res.orders is not None:
+        extra["orders"] = [_fmt(o) for o in res.orders]
+    return _enclosure_record(name, res.enclosure, inputs, **extra)
+
+
+def _fmt(x: Fraction) -> str:
+    return decimal_str(x)
+
+
+def _human(rec: dict[str, object]) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
+    head = f"{rec['quantity']} of {rec['mechanism']}({params})"
+    if rec.get("steps", 1) != 1:
+        head += f" composed {rec['steps']} times"
+    shown = {"epsilon": ("delta",), "delta": ("eps",)}.get(str(rec["quantity"]), ("order",))
+    for key in shown:
+        if rec.get(key) is not None:
+            head += f", {key}={rec[key]}"
+    lines = [
+        head,
+        f"  enclosure [{rec['lower']}, {rec['upper']}]",
+        f"  width {rec['width']}  ({rec['prec_bits']} bits)",
+    ]
+    if rec["quantity"] in ("epsilon", "delta"):
+        q = rec["quantity"]
+        lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
+    if rec["quantity"] == "rho":
+        lines.append(
+            f"  method {rec['method']}" + (f", sup approached at {rec['sup_at']}" if rec.get("sup_at") else "")
+        )
+    return "\n".join(lines)
+
+
+EXIT = {InvalidArgument: 2, Unsupported: 2, PrecisionExhausted: 3, Undecided: 3, CertificateInvalid: 1}
+
+
+def _exit_code(exc: CertdpError) -> int:
+    for cls, code in EXIT.items():
+        if isinstance(exc, cls):
+            return code
+    return 1
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print) -> int:
+    """Entry point of the ``certdp`` console script; returns the exit code."""
+    parser = _build()
+    args = parser.parse_args(argv)
+    try:
+        rec = _run(args)
+    except CertdpError as exc:
+        sys.stderr.write(f"certdp: error: {exc}\n")
+        return _exit_code(exc)
+    out(json.dumps(rec) if args.json else _human(rec))
+    return 0
+
+
+def main_entry() -> None:
+    """Console-script wrapper: exit with :func:`main`'s code."""
+    raise SystemExit(main())

@@ -1,0 +1,82 @@
+"""Enclosure core: the only package of certdp that imports python-flint.
+
+Everything certified in certdp is computed here or from balls made here. Submodules:
+``ball`` (Enclosure, conversions), ``context`` (precision scope), ``refine`` (raise precision
+until a width is met), ``compare`` (three-valued comparisons), ``special`` (special functions),
+``optimize`` (certified sup/inf and roots), ``integrate`` (rigorous quadrature).
+"""
+
+from flint import __FLINT_VERSION__ as FLINT_VERSION
+from flint import __version__ as PYTHON_FLINT_VERSION
+from flint import arb as _arb
+
+from certdp.enclose.ball import (
+    Ball,
+    Enclosure,
+    lower_float,
+    mid_float,
+    to_ball,
+    upper_float,
+    width_of,
+)
+from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
+from certdp.enclose.context import current_prec, workprec
+from certdp.enclose.integrate import integrate_real
+from certdp.enclose.optimize import SearchResult, inf_convex, root_increasing, sup_cgf_ratio
+from certdp.enclose.refine import DEFAULT_TARGET, Target, refine
+from certdp.enclose.special import (
+    binomial,
+    interval,
+    logsumexp,
+    nonneg_error,
+    phi,
+    phi_inv,
+    phi_inv_upper,
+    phi_upper_tail,
+    pi,
+    theta,
+)
+
+
+def is_ball(x: object) -> bool:
+    """True for an Arb real ball."""
+    return isinstance(x, _arb)
+
+
+__all__ = [
+    "DEFAULT_TARGET",
+    "FLINT_VERSION",
+    "PYTHON_FLINT_VERSION",
+    "Ball",
+    "Enclosure",
+    "SearchResult",
+    "Target",
+    "Verdict",
+    "binomial",
+    "certainly_le",
+    "certainly_lt",
+    "current_prec",
+    "inf_convex",
+    "integrate_real",
+    "interval",
+    "is_ball",
+    "le",
+    "logsumexp",
+    "lower_float",
+    "lt",
+    "mid_float",
+    "nonneg_error",
+    "phi",
+    "phi_inv",
+    "phi_inv_upper",
+    "phi_upper_tail",
+    "pi",
+    "refine",
+    "root_increasing",
+    "sup_cgf_ratio",
+    "theta",
+    "to_ball",
+    "upper_float",
+    "width_of",
+    "workprec",
+]

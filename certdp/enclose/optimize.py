@@ -1,0 +1,347 @@
+"""Certified one-dimensional global optimisation on balls (branch and bound) and certified roots.
+
+Floats choose the search points (exact dyadic numbers); every bound is a ball computed from
+ball evaluations, so the final enclosure is rigorous whatever points the heuristics chose.
+
+Two problem shapes cover certdp's needs, and both use only point evaluations plus convexity:
+
+* :func:`sup_cgf_ratio`: sup_{t>0} K(t) / (t (t+1)) for a CGF K (convex, K(0) = 0).
+  On [a, b], convexity gives K(t) <= l(t), the chord through (a, K(a)) and (b, K(b)). The
+  maximum of g(t) = l(t)/(t(t+1)) = (alpha + beta t)/(t^2 + t) over [a, b] is at a, at b, or
+  at a critical point, where g' = 0 forces g(t*) = beta/(2 t* + 1) and
+  beta t*^2 + 2 alpha t* + alpha = 0. The chord error is second order in b - a.
+* :func:`inf_convex` : inf_{t>0} N(t)/t (or N(t)) for a convex N. On [a, b] the secant through
+  (a', a) with a' < a lies below N on [a, inf), and the secant through (b, b') with b' > b lies
+  below N on (0, b]. Each line over t is alpha/t + beta, monotone, so its minimum over [a, b]
+  is at an end. Also second order.
+
+Ends of the half-line are covered by caller-supplied bounds (``head`` on (0, lo], ``tail`` on
+[hi, inf)); without them a search over (0, inf) is not certified.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import arb
+
+from certdp.enclose.ball import lower_float, upper_float
+from certdp.errors import InvalidArgument, PrecisionExhausted
+
+Func = Callable[[arb], arb]
+EndBound = Callable[[float], arb]
+
+MAX_EVALS = 20000
+MIN_T = 1e-300
+MAX_T = 1e300
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Enclosure of a global sup/inf and the work that produced it.
+
+    ``value`` contains the exact sup (inf); ``argbest`` is the point whose evaluation gave the
+    best witness (a heuristic location, not certified); ``domain`` is the searched [lo, hi]
+    (outside it the head/tail bounds applied); ``evaluations`` counts point evaluations.
+    """
+
+    value: arb
+    argbest: float
+    domain: tuple[float, float]
+    evaluations: int
+
+
+class _Cache:
+    def __init__(self, f: Func) -> None:
+        self.f = f
+        self.values: dict[float, arb] = {}
+
+    def __call__(self, t: float) -> arb:
+        v = self.values.get(t)
+        if v is None:
+            v = self.f(arb(t))
+            if not v.is_finite():
+                raise PrecisionExhausted(f"evaluation at t={t!r} is not finite")
+            self.values[t] = v
+        return v
+
+
+def _exact(x: arb) -> Fraction:
+    """Exact value of an exact ball (heap keys must order exactly, not to a float ulp)."""
+    if not x.is_finite():
+        return Fraction(10) ** 400 * (1 if x > 0 else -1)
+    man, exp = x.mid().man_exp()
+    return Fraction(int(man)) * Fraction(2) ** int(exp)
+
+
+def _split(a: float, b: float) -> float | None:
+    m = math.sqrt(a * b) if b > 2 * a else 0.5 * (a + b)
+    return m if a < m < b else None
+
+
+def _chord_ratio_upper(a: float, b: float, ka: arb, kb: arb) -> arb:
+    """Upper bound of K(t)/(t(t+1)) over [a, b] from the chord of a convex K (module doc)."""
+    A, B = arb(a), arb(b)
+    beta = (kb - ka) / (B - A)
+    alpha = ka - beta * A
+    ga = ka / (A * (A + 1))
+    gb = kb / (B * (B + 1))
+    best = ga.max(gb)
+    span = A.union(B)
+    disc = alpha * alpha - alpha * beta
+    crit: list[arb] = []
+    if disc < 0:
+        pass  # no real critical point
+    elif beta.contains(0) or disc.contains(0) or not disc.is_finite():
+        crit.append(span)  # cannot locate: every critical value is beta/(2t+1), t in [a, b]
+    else:
+        root = disc.sqrt()
+        for cand in ((-alpha + root) / beta, (-alpha - root) / beta):
+            if cand.overlaps(span):
+                inter = cand.intersection(span) if cand.overlaps(span) else span
+                crit.append(inter)
+    for t in crit:
+        best = best.max(beta / (2 * t + 1))
+    return best
+
+
+def _finish(lower: arb, upper: arb) -> arb:
+    return lower.lower().union(upper.upper())
+
+
+def sup_cgf_ratio(
+    K: Func,
+    *,
+    head_witness: arb,
+    tail_bound: EndBound,
+    tail_witness: arb | None = None,
+    tol: float,
+    max_evals: int = MAX_EVALS,
+) -> SearchResult:
+    """Enclose rho = sup_{t>0} K(t) / (t (t+1)) for a cumulant generating function K.
+
+    Contract: the result contains the sup, provided that (i) K is the CGF of a privacy loss
+    (convex, K(0) = 0, K(t)/t nondecreasing: Renyi divergence grows with the order;
+    MATH.md section 1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
+    (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), and (iv) ``tail_witness`` (if given)
+    <= limsup_{t->inf} of the ratio. The head (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio.
+    Raises PrecisionExhausted if the width ``tol`` is not reached within ``max_evals``.
+    """
+    if not tol > 0:
+        raise InvalidArgument(f"tol={tol} must be > 0")
+    cache = _Cache(K)
+
+    def ratio(t: float) -> arb:
+        tt = arb(t)
+        return cache(t) / (tt * (tt + 1))
+
+    best = head_witness
+    argbest = 0.0
+    if tail_witness is not None and tail_witness.lower() > best.lower():
+        best, argbest = tail_witness, math.inf
+    for k in range(-6, 7):
+        t = 4.0**k
+        r = ratio(t)
+        if r.lower() > best.lower():
+            best, argbest = r, t
+
+    def above_target(x: arb) -> bool:
+        """True unless x.upper() <= best.lower() + tol is certain (ball comparison)."""
+        return not (x.upper() <= best.lower() + tol)
+
+    lo = 1.0 / 4096
+    while above_target(cache(lo) / arb(lo)):
+        lo /= 64
+        if lo < MIN_T or len(cache.values) > max_evals:
+            raise PrecisionExhausted(
+                f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
+            )
+    hi = 4096.0
+    while above_target(tail_bound(hi)):
+        hi *= 64
+        if hi > MAX_T:
+            raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} of the witness for any t <= {MAX_T:g}")
+    head_up = cache(lo) / arb(lo)
+    tail_up = tail_bound(hi)
+
+    pts = [lo]
+    while pts[-1] < hi:
+        pts.append(min(pts[-1] * 4, hi))
+    heap: list[tuple[Fraction, float, float, arb]] = []
+
+    def push(a: float, b: float) -> None:
+        nonlocal best, argbest
+        for t in (a, b):
+            r = ratio(t)
+            if r.lower() > best.lower():
+                best, argbest = r, t
+        ub = _chord_ratio_upper(a, b, cache(a), cache(b))
+        heapq.heappush(heap, (-_exact(ub.upper()), a, b, ub))
+
+    for a, b in itertools.pairwise(pts):
+        push(a, b)
+    while heap and above_target(heap[0][3]):
+        _, a, b, _ = heapq.heappop(heap)
+        m = _split(a, b)
+        if m is None or len(cache.values) > max_evals:
+            raise PrecisionExhausted(
+                f"sup: width tol={tol:g} not reached after {len(cache.values)} evaluations near t={a:.6g}"
+            )
+        push(a, m)
+        push(m, b)
+    upper = head_up.max(tail_up)
+    for item in heap:
+        upper = upper.max(item[3])
+    return SearchResult(_finish(best, upper.max(best)), argbest, (lo, hi), len(cache.values))
+
+
+def _secant_lower(
+    a: float, b: float, na: arb, nb: arb, left: tuple[float, arb] | None, right: tuple[float, arb] | None, by_t: bool
+) -> arb:
+    """Lower bound of N(t)/t (by_t) or N(t) over [a, b] from secant extensions (module doc)."""
+    A, B = arb(a), arb(b)
+    da, db = (A, B) if by_t else (arb(1), arb(1))
+    bounds: list[arb] = []
+    if left is not None:
+        ap, nap = left
+        slope = (na - nap) / (A - arb(ap))
+        bounds.append((na / da).min((na + slope * (B - A)) / db))
+    if right is not None:
+        bp, nbp = right
+        slope = (nbp - nb) / (arb(bp) - B)
+        bounds.append(((nb - slope * (B - A)) / da).min(nb / db))
+    if not bounds:
+        raise InvalidArgument("secant bound needs a point on at least one side")
+    out = bounds[0]
+    for x in bounds[1:]:
+        out = out.max(x)
+    return out
+
+
+def inf_convex(
+    N: Func,
+    *,
+    divide_by_t: bool,
+    head_bound: EndBound,
+    tail_bound: EndBound,
+    tol: float,
+    start: float = 1.0,
+    max_evals: int = MAX_EVALS,
+) -> SearchResult:
+    """Enclose inf_{t>0} N(t)/t (``divide_by_t``) or inf_{t>0} N(t), for a convex function N.
+
+    Contract: the result contains the infimum, provided that N is convex on (0, inf),
+    ``head_bound(lo)`` <= inf over (0, lo] and ``tail_bound(hi)`` <= inf over [hi, inf) of the
+    objective. The upper end is attained (up to the ball radius) at ``argbest``, so any caller may
+    use it as a sound value of the objective. Proof of the interval bounds: module docstring.
+    Raises PrecisionExhausted if the width ``tol`` is not reached within ``max_evals``.
+    """
+    if not tol > 0:
+        raise InvalidArgument(f"tol={tol} must be > 0")
+    cache = _Cache(N)
+
+    def obj(t: float) -> arb:
+        v = cache(t)
+        return v / arb(t) if divide_by_t else v
+
+    best = obj(start)
+    argbest = start
+    for k in range(-8, 9):
+        t = start * 4.0**k
+        v = obj(t)
+        if v.upper() < best.upper():
+            best, argbest = v, t
+
+    def below_target(x: arb) -> bool:
+        """True unless x.lower() >= best.upper() - tol is certain (ball comparison)."""
+        return not (x.lower() >= best.upper() - tol)
+
+    lo = min(argbest / 4, start / 4096)
+    while below_target(head_bound(lo)):
+        lo /= 64
+        if lo < MIN_T:
+            raise PrecisionExhausted(f"inf: head bound not within tol={tol:g} for any t >= {MIN_T:g}")
+    hi = max(argbest * 4, start * 4096)
+    while below_target(tail_bound(hi)):
+        hi *= 64
+        if hi > MAX_T:
+            raise PrecisionExhausted(f"inf: tail bound not within tol={tol:g} for any t <= {MAX_T:g}")
+    head_lo, tail_lo = head_bound(lo), tail_bound(hi)
+    pts = [lo]
+    while pts[-1] < hi:
+        pts.append(min(pts[-1] * 4, hi))
+    pos = {t: i for i, t in enumerate(pts)}  # only the initial grid; later points use a - (b - a)
+    heap: list[tuple[Fraction, float, float, arb]] = []
+
+    def neighbour(t: float, step: float, side: int) -> tuple[float, arb] | None:
+        i = pos.get(t)
+        if i is not None and 0 <= i + side < len(pts):
+            p = pts[i + side]
+        else:
+            p = t + side * step
+            if not (lo <= p <= hi):
+                return None
+        return p, cache(p)
+
+    def push(a: float, b: float) -> None:
+        nonlocal best, argbest
+        for t in (a, b):
+            v = obj(t)
+            if v.upper() < best.upper():
+                best, argbest = v, t
+        left = neighbour(a, b - a, -1) if a > lo else None
+        right = neighbour(b, b - a, +1) if b < hi else None
+        if left is None and right is None:
+            left = (a / 2, cache(a / 2))
+        lb = _secant_lower(a, b, cache(a), cache(b), left, right, divide_by_t)
+        heapq.heappush(heap, (_exact(lb.lower()), a, b, lb))
+
+    for a, b in itertools.pairwise(pts):
+        push(a, b)
+    while heap and below_target(heap[0][3]):
+        _, a, b, _ = heapq.heappop(heap)
+        m = _split(a, b)
+        if m is None or len(cache.values) > max_evals:
+            raise PrecisionExhausted(
+                f"inf: width tol={tol:g} not reached after {len(cache.values)} evaluations near t={a:.6g}"
+            )
+        push(a, m)
+        push(m, b)
+    lower = head_lo.min(tail_lo)
+    for item in heap:
+        lower = lower.min(item[3])
+    return SearchResult(_finish(lower.min(best), best), argbest, (lo, hi), len(cache.values))
+
+
+def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 400) -> arb:
+    """Enclose the root of a strictly increasing f on [lo, hi] by certified bisection.
+
+    Contract: if f is continuous and strictly increasing on [lo, hi] (the caller proves this) and
+    f(lo) < 0 < f(hi) is certified here, the result contains the unique root. Points are exact
+    dyadic midpoints. Raises InvalidArgument if the sign change cannot be certified, and
+    PrecisionExhausted if f(mid) straddles 0 before the width ``tol`` is met.
+    """
+    a, b = lo.mid(), hi.mid()
+    if not (f(a) < 0):
+        raise InvalidArgument(f"root bracket lo={lower_float(a):.17g}: f(lo) < 0 is not certified")
+    if not (f(b) > 0):
+        raise InvalidArgument(f"root bracket hi={upper_float(b):.17g}: f(hi) > 0 is not certified")
+    for _ in range(max_iter):
+        if upper_float(b - a) <= tol:
+            return a.union(b)
+        m = ((a + b) / 2).mid()
+        fm = f(m)
+        if fm < 0:
+            a = m
+        elif fm > 0:
+            b = m
+        elif fm.is_zero():
+            return m
+        else:
+            raise PrecisionExhausted(f"root: f straddles 0 at width {upper_float(b - a):.3g} (target {tol:g})")
+    raise PrecisionExhausted(f"root: width {upper_float(b - a):.3g} above tol={tol:g} after {max_iter} steps")

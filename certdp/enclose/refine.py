@@ -1,0 +1,83 @@
+"""Ziv's strategy: raise the working precision until a requested width is met.
+
+The compute callback is re-run from scratch at each precision; it must derive every ball from
+exact inputs, so that a result at precision p is an enclosure whatever p is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flint import arb
+
+from certdp.enclose.ball import Enclosure, width_of
+from certdp.enclose.context import MAX_PREC, workprec
+from certdp.errors import PrecisionExhausted, invalid
+
+DEFAULT_START_PREC = 64
+DEFAULT_MAX_PREC = 4096
+
+
+@dataclass(frozen=True)
+class Target:
+    """Requested accuracy: met when ``width <= abs_tol + rel_tol * |x|`` for the smallest |x| in the ball.
+
+    ``start_prec``/``max_prec`` bound the precisions tried (doubling in between).
+    """
+
+    rel_tol: float = 2.0**-60
+    abs_tol: float = 1e-40
+    start_prec: int = DEFAULT_START_PREC
+    max_prec: int = DEFAULT_MAX_PREC
+
+    def __post_init__(self) -> None:
+        if not (self.rel_tol >= 0 and self.abs_tol >= 0) or (self.rel_tol == 0 and self.abs_tol == 0):
+            raise invalid("tolerance", (self.rel_tol, self.abs_tol), "must be >= 0 and not both 0")
+        if not 16 <= self.start_prec <= self.max_prec <= MAX_PREC:
+            raise invalid("prec", self.start_prec, f"must be in [16, max_prec={self.max_prec}]")
+
+    def tolerance_for(self, magnitude: float) -> float:
+        return self.abs_tol + self.rel_tol * magnitude
+
+    def met_by(self, x: arb) -> bool:
+        if not x.is_finite():
+            return False
+        mag = float(abs(x).lower().mid()) if not x.contains(0) else 0.0
+        return width_of(x) <= self.tolerance_for(mag)
+
+
+DEFAULT_TARGET = Target()
+
+
+def refine(compute: Callable[[], arb], target: Target = DEFAULT_TARGET, what: str = "value") -> Enclosure:
+    """Enclose ``compute()`` to the width ``target`` asks, doubling the precision as needed.
+
+    Contract: returns Enclosure.from_ball(compute()) at the first precision whose ball meets the
+    target. ``compute`` may raise PrecisionExhausted at a low precision; that precision is then
+    skipped. Raises PrecisionExhausted(achieved_width, max_prec) if max_prec does not suffice.
+    """
+    prec = target.start_prec
+    best: arb | None = None
+    last_error: PrecisionExhausted | None = None
+    while True:
+        with workprec(prec):
+            try:
+                x = compute()
+            except PrecisionExhausted as exc:
+                last_error, x = exc, None
+            if x is not None:
+                if target.met_by(x):
+                    return Enclosure.from_ball(x, prec)
+                if x.is_finite():
+                    best = x
+        if prec >= target.max_prec:
+            break
+        prec = min(2 * prec, target.max_prec)
+    achieved = width_of(best) if best is not None else float("inf")
+    detail = f"; last error: {last_error}" if last_error is not None and best is None else ""
+    raise PrecisionExhausted(
+        f"{what}: width {achieved:.3g} above the target at max_prec={target.max_prec} bits{detail}",
+        achieved_width=achieved,
+        max_prec=target.max_prec,
+    )

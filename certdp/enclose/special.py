@@ -1,0 +1,148 @@
+"""Special functions on balls that the privacy pairs need.
+
+Each function works at the current precision and returns a ball that contains the exact value
+for every point of its input balls. Truncated sums add an analytic tail bound, stated below.
+``log1p``/``expm1``/``erfc``/``erfcinv`` are Arb's own (``x.log1p()`` etc.).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from flint import arb, ctx, fmpz
+
+from certdp.enclose.ball import to_ball, upper_float
+from certdp.errors import InvalidArgument
+
+
+def pi() -> arb:
+    return arb.pi()
+
+
+def binomial(n: int, k: int) -> arb:
+    """Exact C(n, k) as a ball (exact when it fits the precision)."""
+    return arb(fmpz(n).bin(k)) if hasattr(fmpz, "bin") else arb(math.comb(n, k))
+
+
+def interval(lo: arb, hi: arb) -> arb:
+    """The ball hull of two balls (contains every point of both)."""
+    return lo.union(hi)
+
+
+def nonneg_error(bound: arb) -> arb:
+    """A ball containing [0, bound.upper()]: add it to a truncated sum of nonnegative terms."""
+    u = bound.upper()
+    return arb(0).union(u)
+
+
+def logsumexp(xs: Sequence[arb]) -> arb:
+    """Enclosure of log(sum_i exp(x_i)).
+
+    Contract: contains log sum exp(x_i) for every choice of points x_i in the balls. The shift by
+    an exact point near max x_i only prevents overflow; it does not affect the enclosure.
+    """
+    if not xs:
+        raise InvalidArgument("xs=[] must be non-empty")
+    shift = arb(max(float(x.mid()) for x in xs))
+    total = arb(0)
+    for x in xs:
+        total += (x - shift).exp()
+    return total.log() + shift
+
+
+def phi(x: arb) -> arb:
+    """Standard normal CDF Phi(x) = erfc(-x/sqrt 2)/2.
+
+    Contract: contains Phi(x) for all x in the ball; relative accuracy is kept in both tails
+    because erfc is evaluated directly (no 1 - ... cancellation). Proof: definition of erfc.
+    """
+    return (-x / arb(2).sqrt()).erfc() / 2
+
+
+def phi_upper_tail(x: arb) -> arb:
+    """1 - Phi(x) = erfc(x/sqrt 2)/2, accurate for large x. Contract: as :func:`phi`."""
+    return (x / arb(2).sqrt()).erfc() / 2
+
+
+def phi_inv(p: arb) -> arb:
+    """Phi^{-1}(p) for p in (0, 1) = -sqrt(2) erfcinv(2p).
+
+    Contract: contains Phi^{-1}(p) for all p in the ball; the ball must lie inside (0, 1).
+    Accurate in the lower tail. For p near 1 call :func:`phi_inv_upper` with 1 - p.
+    """
+    if not (p > 0 and p < 1):
+        raise InvalidArgument(f"p={p} must lie in (0, 1)")
+    return -arb(2).sqrt() * (2 * p).erfcinv()
+
+
+def phi_inv_upper(u: arb) -> arb:
+    """Phi^{-1}(1 - u) for u in (0, 1) = sqrt(2) erfcinv(2u), accurate for tiny u.
+
+    Contract: contains Phi^{-1}(1-u) for all u in the ball (0 < u < 1).
+    """
+    if not (u > 0 and u < 1):
+        raise InvalidArgument(f"u={u} must lie in (0, 1)")
+    return arb(2).sqrt() * (2 * u).erfcinv()
+
+
+def _geometric_tail(first: arb, ratio: arb) -> arb:
+    """Upper bound first/(1 - ratio) of sum_{k>=0} first*ratio^k; ratio in [0, 1)."""
+    if not ratio < 1:
+        return arb("inf")
+    return first / (1 - ratio)
+
+
+def theta(x: arb, sigma: arb) -> arb:
+    """Theta_sigma(x) = sum_{z in Z} exp(-(z - x)^2 / (2 sigma^2)), a 1-periodic function.
+
+    Contract: contains Theta_sigma(x) for all x, sigma in the balls (sigma > 0).
+    Method and tail bounds (proved here):
+    * sigma < 1 (direct sum): reduce y = x - n, n = round(x), so |y| <= 1/2 + rad. Sum |z| <= N.
+      For m = N + 1 - |y|_max > 0, each one-sided tail is
+      sum_{k>=0} exp(-(m+k)^2/(2 s^2)) <= exp(-m^2/(2 s^2)) / (1 - exp(-m/s^2)),
+      because (m+k)^2 >= m^2 + 2mk.
+    * sigma >= 1 (Poisson summation, Jacobi): Theta(x) = sqrt(2 pi) s [1 + 2 sum_{k>=1}
+      exp(-2 pi^2 s^2 k^2) cos(2 pi k x)]. With |cos| <= 1 and (K+1+j)^2 >= (K+1)^2 + j(2K+3),
+      the tail k > K is at most 2 exp(-2 pi^2 s^2 (K+1)^2) / (1 - exp(-2 pi^2 s^2 (2K+3))).
+    The truncation N (or K) is chosen so that the tail is below 2^-prec of the leading term.
+    """
+    if not sigma > 0:
+        raise InvalidArgument(f"sigma={sigma} must be > 0")
+    prec = ctx.prec
+    s_lo = float(sigma.lower().mid())
+    if s_lo >= 1:
+        c = 2 * arb.pi() ** 2 * sigma**2
+        kmax = max(1, math.ceil(math.sqrt((prec + 8) * math.log(2) / (2 * math.pi**2 * s_lo**2))))
+        acc = arb(0)
+        for k in range(1, kmax + 1):
+            acc += (-c * k * k).exp() * (2 * arb.pi() * k * x).cos()
+        tail = 2 * _geometric_tail((-c * (kmax + 1) ** 2).exp(), (-c * (2 * kmax + 3)).exp())
+        acc = 1 + 2 * acc + arb(0, upper_float(tail))
+        return (2 * arb.pi()).sqrt() * sigma * acc
+    n = round(float(x.mid()))
+    y = x - n
+    s_hi = upper_float(sigma)
+    nmax = math.ceil(s_hi * math.sqrt(2 * (prec + 8) * math.log(2))) + 2
+    two_s2 = 2 * sigma**2
+    acc = arb(0)
+    for z in range(-nmax, nmax + 1):
+        acc += (-((z - y) ** 2) / two_s2).exp()
+    m = nmax + 1 - abs(y).upper()
+    tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
+    return acc + nonneg_error(2 * tail)
+
+
+__all__ = [
+    "binomial",
+    "interval",
+    "logsumexp",
+    "nonneg_error",
+    "phi",
+    "phi_inv",
+    "phi_inv_upper",
+    "phi_upper_tail",
+    "pi",
+    "theta",
+    "to_ball",
+]

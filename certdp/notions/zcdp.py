@@ -1,0 +1,73 @@
+"""The zCDP parameter rho = sup_{t>0} K(t)/(t(t+1)) as a certified supremum (MATH.md section 1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, refine, sup_cgf_ratio, upper_float
+from certdp.errors import Unsupported
+from certdp.pairs import PrivacyPair
+
+
+@dataclass(frozen=True)
+class RhoResult:
+    """rho with how it was certified: ``closed-form`` (proof in the pair's docstring) or
+    ``search`` (branch and bound; ``argmax`` is where the sup was approached: a float t, 0.0 for
+    t -> 0, inf for t -> inf)."""
+
+    enclosure: Enclosure
+    method: str
+    argmax: float | None
+    evaluations: int
+
+
+def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
+    if not pair.real_orders:
+        raise Unsupported(f"{pair.mechanism}: a certified sup over real orders needs real orders (issue 5)")
+    kl = pair.kl_ball()
+    tail_witness = pair.ratio_tail_witness()
+    tail = pair.ratio_tail_bound
+
+    def tail_bound(T: float) -> Ball:
+        b = tail(T)
+        if b is None:
+            raise Unsupported(f"{pair.mechanism}: no tail bound for t -> inf, so rho cannot be certified")
+        return b
+
+    mag = max(upper_float(kl), upper_float(tail_witness) if tail_witness is not None else 0.0)
+    tol = target.tolerance_for(mag) / 4
+    res = sup_cgf_ratio(pair.cgf_ball, head_witness=kl, tail_bound=tail_bound, tail_witness=tail_witness, tol=tol)
+    return res.value, res.argbest, res.evaluations
+
+
+def rho_detail(pair: PrivacyPair, target: Target = DEFAULT_TARGET, *, method: str = "auto") -> RhoResult:
+    """rho with its method. ``method``: ``auto`` (closed form when proved, else search),
+    ``closed-form`` or ``search``.
+
+    Contract: the enclosure contains rho(P, Q) = sup_{t>0} K(t)/(t(t+1)). Closed forms are proved
+    in the pairs' ``rho_closed_form`` docstrings; the search is certified by
+    certdp.enclose.optimize.sup_cgf_ratio (chord bounds from convexity of K, head bound
+    K(t0)/t0, the pair's tail bound).
+    """
+    if method not in ("auto", "closed-form", "search"):
+        raise ValueError(f"method={method} must be auto, closed-form or search")
+    if method != "search" and pair.rho_closed_form() is not None:
+        enc = refine(pair.rho_closed_form, target, what="rho")  # type: ignore[arg-type]
+        arg = float("inf") if pair.rho_attained_at_infinity else None
+        return RhoResult(enc, "closed-form", arg, 0)
+    if method == "closed-form":
+        raise Unsupported(f"{pair.mechanism}: no proved closed form for rho; use method=search")
+    info: dict[str, object] = {}
+
+    def compute() -> Ball:
+        value, arg, evals = _search(pair, target)
+        info.update(arg=arg, evals=evals)
+        return value
+
+    enc = refine(compute, target, what="rho")
+    return RhoResult(enc, "search", info["arg"], info["evals"])  # type: ignore[arg-type]
+
+
+def rho(pair: PrivacyPair, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Enclosure of the zCDP parameter rho of the pair. Contract: as :func:`rho_detail`."""
+    return rho_detail(pair, target).enclosure

@@ -1,0 +1,25 @@
+"""Privacy pairs: frozen, validated descriptions with certified CGFs (MATH.md section 2)."""
+
+from certdp.pairs.additive import Gaussian, Laplace
+from certdp.pairs.base import PrivacyPair
+from certdp.pairs.composition import Composition, compose
+from certdp.pairs.discrete import DiscreteGaussian, DiscreteLaplace
+from certdp.pairs.subsampled import DIRECTIONS, SubsampledGaussian
+
+#: CLI mechanism name -> pair class.
+MECHANISMS: dict[str, type[PrivacyPair]] = {
+    cls.mechanism: cls for cls in (Gaussian, Laplace, DiscreteLaplace, DiscreteGaussian, SubsampledGaussian)
+}
+
+__all__ = [
+    "DIRECTIONS",
+    "MECHANISMS",
+    "Composition",
+    "DiscreteGaussian",
+    "DiscreteLaplace",
+    "Gaussian",
+    "Laplace",
+    "PrivacyPair",
+    "SubsampledGaussian",
+    "compose",
+]

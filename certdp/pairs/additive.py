@@ -1,0 +1,93 @@
+"""Additive-noise pairs with closed-form CGFs: P = Law(s + Z), Q = Law(Z) (MATH.md section 2)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from certdp.enclose import Ball, to_ball
+from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.params import Number, real
+
+
+@dataclass(frozen=True, init=False)
+class Gaussian(PrivacyPair):
+    """Gaussian noise N(0, sigma^2) with shift s.
+
+    K(t) = t(t+1) s^2/(2 sigma^2); KL = rho = s^2/(2 sigma^2); Gamma = 0.
+    """
+
+    sigma: Fraction
+    shift: Fraction
+
+    mechanism = "gaussian"
+    rho_attained_at_infinity = True
+
+    def __init__(self, sigma: Number, shift: Number = 1) -> None:
+        object.__setattr__(self, "sigma", real("sigma", sigma, gt=0))
+        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+
+    def _c(self) -> Ball:
+        return to_ball(self.shift**2 / (2 * self.sigma**2))
+
+    def cgf_ball(self, t: Ball) -> Ball:
+        """Contract: contains t(t+1) s^2/(2 sigma^2). Proof: MATH.md section 2 (Gaussian row)."""
+        require_positive_t(t)
+        return t * (t + 1) * self._c()
+
+    def kl_ball(self) -> Ball:
+        """Contract: contains s^2/(2 sigma^2). Proof: MATH.md section 2."""
+        return self._c()
+
+    def rho_closed_form(self) -> Ball:
+        """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t."""
+        return self._c()
+
+    def ratio_tail_bound(self, T: float) -> Ball:
+        return self._c()
+
+    def ratio_tail_witness(self) -> Ball:
+        return self._c()
+
+
+@dataclass(frozen=True, init=False)
+class Laplace(PrivacyPair):
+    """Laplace noise with density exp(-|x|/b)/(2b) and shift s; u = |s|/b.
+
+    e^{K(t)} = (t+1)/(2t+1) e^{t u} + t/(2t+1) e^{-(t+1) u} (MATH.md section 2, checked there).
+    KL = u + e^{-u} - 1; D_inf = u. rho is certified by search (certdp.notions.zcdp), and
+    MATH.md states it equals KL (sup approached as t -> 0).
+    """
+
+    scale: Fraction
+    shift: Fraction
+
+    mechanism = "laplace"
+
+    def __init__(self, scale: Number = 1, shift: Number = 1) -> None:
+        object.__setattr__(self, "scale", real("scale", scale, gt=0))
+        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+
+    def _u(self) -> Ball:
+        return to_ball(abs(self.shift) / self.scale)
+
+    def cgf_ball(self, t: Ball) -> Ball:
+        """Contract: contains K(t) for all t in the ball.
+
+        Evaluated as log1p([(t+1) expm1(t u) + t expm1(-(t+1) u)]/(2t+1)), algebraically equal to
+        the MATH.md form (subtract 1 = ((t+1) + t)/(2t+1)); the expm1/log1p form keeps relative
+        accuracy as t -> 0.
+        """
+        require_positive_t(t)
+        u = self._u()
+        num = (t + 1) * (t * u).expm1() + t * (-(t + 1) * u).expm1()
+        return (num / (2 * t + 1)).log1p()
+
+    def kl_ball(self) -> Ball:
+        """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2)."""
+        u = self._u()
+        return u + (-u).expm1()
+
+    def max_loss_ball(self) -> Ball:
+        """Contract: contains D_inf = sup |log p(x-s)/p(x)| = u (triangle inequality, attained)."""
+        return self._u()

@@ -1,0 +1,84 @@
+"""The privacy-pair protocol: frozen, validated descriptions that can evaluate their CGF.
+
+A pair (P, Q) is described by exact parameters and evaluated at the current working precision.
+Evaluation never mutates the description (dp_accounting's DpEvent idea). Every method returning
+a ball states its enclosure contract.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, fields
+from fractions import Fraction
+from typing import ClassVar
+
+from certdp.enclose import Ball, to_ball
+from certdp.errors import Unsupported, invalid
+from certdp.pairs.params import decimal_str
+
+
+@dataclass(frozen=True)
+class PrivacyPair(abc.ABC):
+    """Base class. Subclasses set ``mechanism`` and implement :meth:`cgf_ball` and :meth:`kl_ball`.
+
+    Conventions (MATH.md section 1): K(t) = log E_P[exp(t L)], L = log dP/dQ, t > 0; Renyi order
+    alpha = t + 1; rho = sup_t K(t)/(t(t+1)).
+    """
+
+    mechanism: ClassVar[str] = ""
+    #: False for pairs whose CGF is only available at integer t (integer Renyi orders).
+    real_orders: ClassVar[bool] = True
+    #: True when K(t)/(t(t+1)) tends to the closed-form rho as t -> inf (used by composition).
+    rho_attained_at_infinity: ClassVar[bool] = False
+
+    @abc.abstractmethod
+    def cgf_ball(self, t: Ball) -> Ball:
+        """Ball containing K(t) for every t in the ball (t > 0)."""
+
+    @abc.abstractmethod
+    def kl_ball(self) -> Ball:
+        """Ball containing KL(P||Q) = lim_{t->0} K(t)/t."""
+
+    def rho_closed_form(self) -> Ball | None:
+        """Ball containing rho when a proof of its closed form exists (see the subclass), else None."""
+        return None
+
+    def ratio_tail_bound(self, T: float) -> Ball | None:
+        """Ball whose upper end bounds sup_{t >= T} K(t)/(t(t+1)); None when no bound is known."""
+        loss = self.max_loss_ball()
+        if loss is None:
+            return None
+        # K(t)/(t(t+1)) = D_{t+1}/(t+1) <= D_inf/(t+1) <= D_inf/(T+1) for t >= T.
+        return loss / (to_ball(T) + 1)
+
+    def ratio_tail_witness(self) -> Ball | None:
+        """Ball whose lower end is <= limsup_{t->inf} K(t)/(t(t+1)); None when unknown."""
+        return None
+
+    def max_loss_ball(self) -> Ball | None:
+        """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None."""
+        return None
+
+    def check_order(self, t: Ball) -> None:
+        """Raise Unsupported when t is not an order this pair can evaluate."""
+        if not self.real_orders and not t.is_integer():
+            raise Unsupported(
+                f"{self.mechanism} is supported at integer orders only (real orders come with issue 5): t={t}"
+            )
+
+    def params(self) -> dict[str, str]:
+        """Exact parameter values as canonical decimal strings (serialisable description)."""
+        out: dict[str, str] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = decimal_str(v) if isinstance(v, Fraction) else str(v)
+        return out
+
+    def describe(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.mechanism}({inner})"
+
+
+def require_positive_t(t: Ball) -> None:
+    if not t > 0:
+        raise invalid("t", t, "must be > 0")

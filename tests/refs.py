@@ -1,0 +1,144 @@
+"""Independent mpmath references at 50+ digits: quadrature and brute-force sums.
+
+None of these reuse certdp's closed forms: each evaluates the definition
+e^{K(t)} = E_Q[(dP/dQ)^{t+1}] (or E_P[log dP/dQ] for KL) directly.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import mpmath as mp
+
+DPS = 60
+
+
+def mpf(x) -> mp.mpf:
+    return mp.mpf(str(x))
+
+
+def contains(enc, ref: mp.mpf, slack: float = 1e-45) -> bool:
+    """True when ref lies in the enclosure up to the reference's own error (slack * max(1,|ref|))."""
+    r = Fraction(mp.nstr(ref, DPS - 5, strip_zeros=False, min_fixed=-mp.inf, max_fixed=mp.inf))
+    s = Fraction(slack) * max(1, abs(r))
+    return enc.lower - s <= r <= enc.upper + s
+
+
+def gaussian_cgf(sigma, shift, t) -> mp.mpf:
+    with mp.workdps(DPS):
+        s, sh, t = mpf(sigma), mpf(shift), mpf(t)
+
+        def pdf(x, m):
+            return mp.npdf(x, m, s)
+
+        f = lambda x: pdf(x, sh) ** (t + 1) * pdf(x, 0) ** (-t)  # noqa: E731
+        return mp.log(mp.quad(f, [-mp.inf, 0, sh, mp.inf]))
+
+
+def laplace_cgf(scale, shift, t) -> mp.mpf:
+    with mp.workdps(DPS):
+        b, s, t = mpf(scale), mpf(shift), mpf(t)
+
+        def pdf(x):
+            return mp.exp(-abs(x) / b) / (2 * b)
+
+        f = lambda x: pdf(x - s) ** (t + 1) * pdf(x) ** (-t)  # noqa: E731
+        pts = sorted({mp.mpf(0), s})
+        return mp.log(mp.quad(f, [-mp.inf, *pts, mp.inf]))
+
+
+def laplace_kl(scale, shift) -> mp.mpf:
+    with mp.workdps(DPS):
+        b, s = mpf(scale), mpf(shift)
+
+        def pdf(x):
+            return mp.exp(-abs(x) / b) / (2 * b)
+
+        f = lambda x: pdf(x - s) * (abs(x) - abs(x - s)) / b  # noqa: E731
+        pts = sorted({mp.mpf(0), s})
+        return mp.quad(f, [-mp.inf, *pts, mp.inf])
+
+
+def _discrete(pmf_p, pmf_q, lo: int, hi: int, t) -> mp.mpf:
+    return mp.fsum(pmf_p(z) ** (t + 1) * pmf_q(z) ** (-t) for z in range(lo, hi + 1))
+
+
+def discrete_laplace_cgf(a, r: int, t) -> mp.mpf:
+    with mp.workdps(DPS):
+        a, t = mpf(a), mpf(t)
+        lam = mp.exp(-a)
+        # tail beyond Z: terms ~ lam^{|z|}; choose Z so lam^Z < 1e-70
+        Z = r + int(mp.ceil(75 * mp.log(10) / a)) + 2
+        norm = mp.fsum(lam ** abs(z) for z in range(-Z - r, Z + r + 1))
+        p = lambda z: lam ** abs(z - r) / norm  # noqa: E731
+        q = lambda z: lam ** abs(z) / norm  # noqa: E731
+        return mp.log(_discrete(p, q, -Z, Z + r, t))
+
+
+def discrete_laplace_kl(a, r: int) -> mp.mpf:
+    with mp.workdps(DPS):
+        a = mpf(a)
+        lam = mp.exp(-a)
+        Z = r + int(mp.ceil(75 * mp.log(10) / a)) + 2
+        norm = mp.fsum(lam ** abs(z) for z in range(-Z - r, Z + r + 1))
+        return mp.fsum(lam ** abs(z - r) / norm * a * (abs(z) - abs(z - r)) for z in range(-Z, Z + r + 1))
+
+
+def discrete_gaussian_cgf(sigma, r: int, t) -> mp.mpf:
+    with mp.workdps(DPS):
+        s, t = mpf(sigma), mpf(t)
+        # the terms peak near z = r (1 + t); keep 20 sigma + 20 on either side of it
+        Z = int(r * (1 + t)) + int(mp.ceil(20 * s)) + 20
+        w = lambda z: mp.exp(-(mp.mpf(z) ** 2) / (2 * s * s))  # noqa: E731
+        norm = mp.fsum(w(z) for z in range(-3 * Z, 3 * Z + 1))
+        p = lambda z: w(z - r) / norm  # noqa: E731
+        q = lambda z: w(z) / norm  # noqa: E731
+        return mp.log(_discrete(p, q, -Z, Z + r, t))
+
+
+def subsampled_moment(q, sigma, power, *, add: bool) -> mp.mpf:
+    """E_{X~N(0,sigma^2)}[(1-q+q W)^power], W = N(1,s^2)/N(0,s^2) density ratio, by quadrature."""
+    with mp.workdps(DPS):
+        q, s = mpf(q), mpf(sigma)
+
+        def f(x):
+            ratio = 1 - q + q * mp.exp((2 * x - 1) / (2 * s * s))
+            return mp.npdf(x, 0, s) * ratio**power
+
+        peak = abs(power) * 1.0 + 1
+        return mp.quad(f, [-mp.inf, -8 * s, 0, 1, peak, 2 * peak + 8 * s, mp.inf])
+
+
+def subsampled_cgf(q, sigma, alpha: int, direction: str) -> mp.mpf:
+    with mp.workdps(DPS):
+        if direction == "remove":
+            return mp.log(subsampled_moment(q, sigma, alpha, add=False))
+        return mp.log(subsampled_moment(q, sigma, -(alpha - 1), add=True))
+
+
+def subsampled_kl(q, sigma, direction: str) -> mp.mpf:
+    with mp.workdps(DPS):
+        q, s = mpf(q), mpf(sigma)
+
+        def f(x):
+            ratio = 1 - q + q * mp.exp((2 * x - 1) / (2 * s * s))
+            core = ratio * mp.log(ratio) if direction == "remove" else -mp.log(ratio)
+            return mp.npdf(x, 0, s) * core
+
+        return mp.quad(f, [-mp.inf, -8 * s, 0, 1, 8 * s + 2, mp.inf])
+
+
+def gaussian_kl(sigma, shift) -> mp.mpf:
+    with mp.workdps(DPS):
+        s, sh = mpf(sigma), mpf(shift)
+        f = lambda x: mp.npdf(x, sh, s) * (mp.log(mp.npdf(x, sh, s)) - mp.log(mp.npdf(x, 0, s)))  # noqa: E731
+        return mp.quad(f, [-mp.inf, 0, sh, mp.inf])
+
+
+def discrete_gaussian_kl(sigma, r: int) -> mp.mpf:
+    with mp.workdps(DPS):
+        s = mpf(sigma)
+        Z = r + int(mp.ceil(20 * s)) + 20
+        w = lambda z: mp.exp(-(mp.mpf(z) ** 2) / (2 * s * s))  # noqa: E731
+        norm = mp.fsum(w(z) for z in range(-3 * Z, 3 * Z + 1))
+        return mp.fsum(w(z - r) / norm * (mp.log(w(z - r)) - mp.log(w(z))) for z in range(-Z, Z + r + 1))
