@@ -22,7 +22,14 @@ from certdp.enclose.ball import (
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
 from certdp.enclose.integrate import integrate_real
-from certdp.enclose.optimize import SearchResult, inf_convex, root_increasing, sup_cgf_ratio
+from certdp.enclose.optimize import (
+    SearchResult,
+    inf_convex,
+    inf_interval,
+    root_increasing,
+    sup_cgf_ratio,
+    sup_interval,
+)
 from certdp.enclose.refine import DEFAULT_TARGET, Target, refine
 from certdp.enclose.special import (
     binomial,
@@ -57,6 +64,7 @@ __all__ = [
     "certainly_lt",
     "current_prec",
     "inf_convex",
+    "inf_interval",
     "integrate_real",
     "interval",
     "is_ball",
@@ -74,6 +82,7 @@ __all__ = [
     "refine",
     "root_increasing",
     "sup_cgf_ratio",
+    "sup_interval",
     "theta",
     "to_ball",
     "upper_float",

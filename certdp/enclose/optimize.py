@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb
+from flint import arb, arb_series, ctx
 
 from certdp.enclose.ball import lower_float, upper_float
 from certdp.errors import InvalidArgument, PrecisionExhausted
@@ -345,3 +345,112 @@ def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 40
         else:
             raise PrecisionExhausted(f"root: f straddles 0 at width {upper_float(b - a):.3g} (target {tol:g})")
     raise PrecisionExhausted(f"root: width {upper_float(b - a):.3g} above tol={tol:g} after {max_iter} steps")
+
+
+def _derivative_on(f: Func, box: arb) -> arb | None:
+    """Enclosure of f'(box) by first-order Taylor arithmetic (arb_series), or None if f cannot
+    take a series argument. Contract: contains f'(x) for every x in the box."""
+    old = ctx.cap
+    ctx.cap = 2
+    try:
+        out = f(arb_series([box, 1]))
+        d = out[1] if isinstance(out, arb_series) else arb(0)  # constant f: derivative 0
+    except (TypeError, AttributeError, ValueError):
+        return None
+    finally:
+        ctx.cap = old
+    return d if d.is_finite() else None
+
+
+def sup_interval(
+    f: Func,
+    a: float,
+    b: float,
+    *,
+    tol: float,
+    tail_bound: EndBound | None = None,
+    max_evals: int = MAX_EVALS,
+) -> SearchResult:
+    """Enclose sup f over [a, b], or over [a, inf) when ``b`` is inf and ``tail_bound`` is given.
+
+    Contract: ``f(ball)`` must contain f(x) for every x in the ball (any composition of Arb
+    operations does). On each sub-box the upper bound is the smaller of the interval evaluation
+    and the mean-value form f(m) + |f'(box)| r (when f also accepts an arb_series, which gives
+    f'(box); this makes the bound second order near a maximum). Evaluation at exact midpoints
+    gives lower bounds; branch and bound stops when they are ``tol`` apart. For a
+    half-line, ``tail_bound(T)`` must bound sup f over [T, inf); T grows until the tail is
+    within ``tol`` of the best value. Raises PrecisionExhausted past ``max_evals``.
+    """
+    if not (math.isfinite(a) and a < b):
+        raise InvalidArgument(f"interval=[{a}, {b}] must be non-empty with a finite left end")
+    tail_up: arb | None = None
+    best = f(arb(a)).union(f(arb(a)))
+    argbest = a
+    evals = 1
+    if math.isinf(b):
+        if tail_bound is None:
+            raise InvalidArgument("b=inf needs a tail_bound: a sup over a half-line is not certified without one")
+        b = max(2 * abs(a), 1.0) + a
+        while True:
+            mid = f(arb(b))
+            evals += 1
+            if mid.lower() > best.lower():
+                best, argbest = mid, b
+            tail_up = tail_bound(b)
+            if tail_up.upper() <= best.lower() + tol:
+                break
+            b = a + 4 * (b - a)
+            if b > MAX_T:
+                raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} for any T <= {MAX_T:g}")
+    heap: list[tuple[Fraction, float, float, arb]] = []
+
+    def push(lo: float, hi: float) -> None:
+        nonlocal best, argbest, evals
+        m = 0.5 * (lo + hi)
+        v = f(arb(m))
+        evals += 2
+        if v.lower() > best.lower():
+            best, argbest = v, m
+        ball = arb(lo).union(arb(hi))
+        box = f(ball)
+        d = _derivative_on(f, ball)
+        if d is not None:
+            # the float m need not be the exact centre: use the exact larger half-width
+            r = (arb(hi) - arb(m)).max(arb(m) - arb(lo))
+            mv = v + abs(d).upper() * r * arb(0, 1)  # arb(0, 1) is the ball [-1, 1]
+            box = mv if not box.is_finite() else box.intersection(mv) if box.overlaps(mv) else mv
+        ub = box.upper() if box.is_finite() else arb("inf")
+        heapq.heappush(heap, (-_exact(ub), lo, hi, box))
+
+    push(a, b)
+    while heap and not (heap[0][3].upper() <= best.lower() + tol):
+        _, lo, hi, _ = heapq.heappop(heap)
+        m = 0.5 * (lo + hi)
+        if not (lo < m < hi) or evals > max_evals:
+            raise PrecisionExhausted(f"sup: width tol={tol:g} not reached after {evals} evaluations near x={lo:.6g}")
+        push(lo, m)
+        push(m, hi)
+    upper = best
+    for item in heap:
+        upper = upper.max(item[3])
+    if tail_up is not None:
+        upper = upper.max(tail_up)
+    return SearchResult(_finish(best, upper), argbest, (a, b), evals)
+
+
+def inf_interval(
+    f: Func,
+    a: float,
+    b: float,
+    *,
+    tol: float,
+    tail_bound: EndBound | None = None,
+    max_evals: int = MAX_EVALS,
+) -> SearchResult:
+    """Enclose inf f over [a, b] (or [a, inf) with ``tail_bound(T)`` <= inf f over [T, inf)).
+
+    Contract: as :func:`sup_interval` applied to -f.
+    """
+    neg_tail = (lambda T: -tail_bound(T)) if tail_bound is not None else None
+    res = sup_interval(lambda x: -f(x), a, b, tol=tol, tail_bound=neg_tail, max_evals=max_evals)
+    return SearchResult(-res.value, res.argbest, res.domain, res.evaluations)

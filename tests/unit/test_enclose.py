@@ -152,3 +152,37 @@ def test_root_bisection_encloses_sqrt2() -> None:
     with pytest.raises(InvalidArgument):
         with workprec(64):
             root_increasing(lambda x: x * x - 2, arb(2), arb(3), tol=1e-10)
+
+
+@given(st.decimals("-3", "3", places=2).map(float), st.decimals("0.1", "6", places=2).map(float))
+def test_sup_interval_of_sine_matches_mpmath(a: float, length: float) -> None:
+    from certdp.enclose import inf_interval, sup_interval
+
+    b = a + length
+    with workprec(128):
+        hi = sup_interval(lambda x: x.sin(), a, b, tol=1e-12)
+        lo = inf_interval(lambda x: x.sin(), a, b, tol=1e-12)
+    with mp.workdps(50):
+        xs = [mp.mpf(a) + (mp.mpf(b) - mp.mpf(a)) * k / 2000 for k in range(2001)]
+        cands = (
+            xs + [mp.pi / 2 + 2 * mp.pi * k for k in range(-3, 4)] + [-mp.pi / 2 + 2 * mp.pi * k for k in range(-3, 4)]
+        )
+        inside = [x for x in cands if mp.mpf(a) <= x <= mp.mpf(b)]
+        ref_hi = max(mp.sin(x) for x in inside)
+        ref_lo = min(mp.sin(x) for x in inside)
+    assert refs.contains(Enclosure.from_ball(hi.value), ref_hi, slack=1e-30)
+    assert refs.contains(Enclosure.from_ball(lo.value), ref_lo, slack=1e-30)
+    assert float(hi.value.rad()) <= 1e-12
+
+
+def test_sup_over_half_line_needs_a_tail_bound() -> None:
+    from certdp.enclose import sup_interval
+
+    with workprec(128):
+        # x e^{-x} on [0, inf): sup 1/e at x = 1; tail bound on [T, inf): T e^{-T} for T >= 1
+        res = sup_interval(
+            lambda x: x * (-x).exp(), 0.0, float("inf"), tol=1e-15, tail_bound=lambda T: arb(T) * (-arb(T)).exp()
+        )
+        assert res.value.contains((-arb(1)).exp()) and float(res.value.rad()) < 1e-15
+        with pytest.raises(InvalidArgument):
+            sup_interval(lambda x: x, 0.0, float("inf"), tol=1e-3)
