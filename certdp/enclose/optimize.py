@@ -84,6 +84,34 @@ def _split(a: float, b: float) -> float | None:
     return m if a < m < b else None
 
 
+def _geometric_grid(lo: float, hi: float) -> list[float]:
+    pts = [lo]
+    while pts[-1] < hi:
+        pts.append(min(pts[-1] * 4, hi))
+    return pts
+
+
+def _bisect_until_done(
+    heap: list[tuple[Fraction, float, float, arb]],
+    push: Callable[[float, float], None],
+    unfinished: Callable[[arb], bool],
+    evaluations: Callable[[], int],
+    max_evals: int,
+    label: str,
+    tol: float,
+) -> None:
+    """Split the worst interval until the heap top is within tolerance (shared B&B loop)."""
+    while heap and unfinished(heap[0][3]):
+        _, a, b, _ = heapq.heappop(heap)
+        m = _split(a, b)
+        if m is None or evaluations() > max_evals:
+            raise PrecisionExhausted(
+                f"{label}: width tol={tol:g} not reached after {evaluations()} evaluations near t={a:.6g}"
+            )
+        push(a, m)
+        push(m, b)
+
+
 def _chord_ratio_upper(a: float, b: float, ka: arb, kb: arb) -> arb:
     """Upper bound of K(t)/(t(t+1)) over [a, b] from the chord of a convex K (module doc)."""
     A, B = arb(a), arb(b)
@@ -169,9 +197,7 @@ def sup_cgf_ratio(
     head_up = cache(lo) / arb(lo)
     tail_up = tail_bound(hi)
 
-    pts = [lo]
-    while pts[-1] < hi:
-        pts.append(min(pts[-1] * 4, hi))
+    pts = _geometric_grid(lo, hi)
     heap: list[tuple[Fraction, float, float, arb]] = []
 
     def push(a: float, b: float) -> None:
@@ -185,15 +211,7 @@ def sup_cgf_ratio(
 
     for a, b in itertools.pairwise(pts):
         push(a, b)
-    while heap and above_target(heap[0][3]):
-        _, a, b, _ = heapq.heappop(heap)
-        m = _split(a, b)
-        if m is None or len(cache.values) > max_evals:
-            raise PrecisionExhausted(
-                f"sup: width tol={tol:g} not reached after {len(cache.values)} evaluations near t={a:.6g}"
-            )
-        push(a, m)
-        push(m, b)
+    _bisect_until_done(heap, push, above_target, lambda: len(cache.values), max_evals, "sup", tol)
     upper = head_up.max(tail_up)
     for item in heap:
         upper = upper.max(item[3])
@@ -272,9 +290,7 @@ def inf_convex(
         if hi > MAX_T:
             raise PrecisionExhausted(f"inf: tail bound not within tol={tol:g} for any t <= {MAX_T:g}")
     head_lo, tail_lo = head_bound(lo), tail_bound(hi)
-    pts = [lo]
-    while pts[-1] < hi:
-        pts.append(min(pts[-1] * 4, hi))
+    pts = _geometric_grid(lo, hi)
     pos = {t: i for i, t in enumerate(pts)}  # only the initial grid; later points use a - (b - a)
     heap: list[tuple[Fraction, float, float, arb]] = []
 
@@ -303,15 +319,7 @@ def inf_convex(
 
     for a, b in itertools.pairwise(pts):
         push(a, b)
-    while heap and below_target(heap[0][3]):
-        _, a, b, _ = heapq.heappop(heap)
-        m = _split(a, b)
-        if m is None or len(cache.values) > max_evals:
-            raise PrecisionExhausted(
-                f"inf: width tol={tol:g} not reached after {len(cache.values)} evaluations near t={a:.6g}"
-            )
-        push(a, m)
-        push(m, b)
+    _bisect_until_done(heap, push, below_target, lambda: len(cache.values), max_evals, "inf", tol)
     lower = head_lo.min(tail_lo)
     for item in heap:
         lower = lower.min(item[3])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from flint import arb, ctx, fmpz
 
-from certdp.enclose.ball import to_ball, upper_float
+from certdp.enclose.ball import upper_float
 from certdp.errors import InvalidArgument
 
 
@@ -131,18 +131,3 @@ def theta(x: arb, sigma: arb) -> arb:
     m = nmax + 1 - abs(y).upper()
     tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
     return acc + nonneg_error(2 * tail)
-
-
-__all__ = [
-    "binomial",
-    "interval",
-    "logsumexp",
-    "nonneg_error",
-    "phi",
-    "phi_inv",
-    "phi_inv_upper",
-    "phi_upper_tail",
-    "pi",
-    "theta",
-    "to_ball",
-]

@@ -91,6 +91,27 @@ def _grid_min(values: list[tuple[Ball, Fraction]]) -> tuple[Ball, Fraction]:
     return lo.union(best_ball.upper()), best_t
 
 
+def _on_grid(
+    quantity: str,
+    pair: PrivacyPair,
+    orders: Iterable[Number] | None,
+    value_at: Callable[[Ball], Ball],
+    via: str,
+    target: Target,
+) -> ConversionResult:
+    """Certified min over a finite order grid of ``value_at(t)`` (monotone post-processing allowed)."""
+    ts, grid = order_grid(pair, orders)
+    info: dict[str, Fraction] = {}
+
+    def compute() -> Ball:
+        value, t_best = _grid_min([(value_at(t_ball(pair, t)), t) for t in ts])
+        info["t"] = t_best
+        return value
+
+    enc = refine(compute, target, what=quantity)
+    return ConversionResult(quantity, enc, via, float(info["t"] + 1), grid, tuple(t + 1 for t in ts))
+
+
 def _uses_grid(pair: PrivacyPair, via: str, orders: Iterable[Number] | None) -> bool:
     return orders is not None or (via == "rdp" and not pair.real_orders)
 
@@ -122,16 +143,7 @@ def epsilon(
         return (K(t) + _log_ct(t) - to_ball(d).log()) / t
 
     if _uses_grid(pair, via, orders):
-        ts, grid = order_grid(pair, orders)
-        info: dict[str, Fraction] = {}
-
-        def compute_grid() -> Ball:
-            value, t_best = _grid_min([(F(t_ball(pair, t)), t) for t in ts])
-            info["t"] = t_best
-            return value
-
-        enc = refine(compute_grid, target, what="epsilon")
-        return ConversionResult("epsilon", enc, via, float(info["t"] + 1), grid, tuple(t + 1 for t in ts))
+        return _on_grid("epsilon", pair, orders, F, via, target)
 
     A = -math.log(float(d))
     state: dict[str, float] = {}
@@ -187,16 +199,8 @@ def delta(
         return K(t) - t * eb() + _log_ct(t)
 
     if _uses_grid(pair, via, orders):
-        ts, grid = order_grid(pair, orders)
-        info: dict[str, Fraction] = {}
-
-        def compute_grid() -> Ball:
-            value, t_best = _grid_min([(G(t_ball(pair, t)), t) for t in ts])
-            info["t"] = t_best
-            return value.exp()
-
-        enc = refine(compute_grid, target, what="delta")
-        return ConversionResult("delta", enc, via, float(info["t"] + 1), grid, tuple(t + 1 for t in ts))
+        # exp is increasing, so min over the grid of exp(G) = exp(min G)
+        return _on_grid("delta", pair, orders, lambda t: G(t).exp(), via, target)
 
     loss = pair.max_loss_ball() if via == "rdp" else None
     if loss is not None and certainly_le(loss, to_ball(e)):

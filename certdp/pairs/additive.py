@@ -43,12 +43,6 @@ class Gaussian(PrivacyPair):
         """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t."""
         return self._c()
 
-    def ratio_tail_bound(self, T: float) -> Ball:
-        return self._c()
-
-    def ratio_tail_witness(self) -> Ball:
-        return self._c()
-
 
 @dataclass(frozen=True, init=False)
 class Laplace(PrivacyPair):

@@ -44,16 +44,20 @@ class PrivacyPair(abc.ABC):
         return None
 
     def ratio_tail_bound(self, T: float) -> Ball | None:
-        """Ball whose upper end bounds sup_{t >= T} K(t)/(t(t+1)); None when no bound is known."""
+        """Ball whose upper end bounds sup_{t >= T} K(t)/(t(t+1)); None when no bound is known.
+
+        A proved closed-form rho bounds the ratio everywhere; otherwise, with bounded loss,
+        K(t)/(t(t+1)) = D_{t+1}/(t+1) <= D_inf/(T+1) for t >= T.
+        """
+        rho = self.rho_closed_form()
+        if rho is not None:
+            return rho
         loss = self.max_loss_ball()
-        if loss is None:
-            return None
-        # K(t)/(t(t+1)) = D_{t+1}/(t+1) <= D_inf/(t+1) <= D_inf/(T+1) for t >= T.
-        return loss / (to_ball(T) + 1)
+        return None if loss is None else loss / (to_ball(T) + 1)
 
     def ratio_tail_witness(self) -> Ball | None:
         """Ball whose lower end is <= limsup_{t->inf} K(t)/(t(t+1)); None when unknown."""
-        return None
+        return self.rho_closed_form() if self.rho_attained_at_infinity else None
 
     def max_loss_ball(self) -> Ball | None:
         """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None."""

@@ -101,9 +101,3 @@ class DiscreteGaussian(PrivacyPair):
         K(t) <= r^2 t(t+1)/(2 sigma^2); equality holds at t = 1/r, where t r = 1.
         """
         return self._c()
-
-    def ratio_tail_bound(self, T: float) -> Ball:
-        return self._c()
-
-    def ratio_tail_witness(self) -> Ball:
-        return self._c()

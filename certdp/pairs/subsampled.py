@@ -157,7 +157,5 @@ class SubsampledGaussian(PrivacyPair):
         return 1 / (2 * to_ball(self.sigma) ** 2)
 
     def ratio_tail_bound(self, T: float) -> Ball:
+        """1/(2 sigma^2) bounds the ratio in every direction (upper bound in rho_closed_form)."""
         return 1 / (2 * to_ball(self.sigma) ** 2)
-
-    def ratio_tail_witness(self) -> Ball | None:
-        return None if self.direction == "add" else 1 / (2 * to_ball(self.sigma) ** 2)
