@@ -17,7 +17,9 @@ from certdp import __version__
 from certdp.enclose import DEFAULT_TARGET, Enclosure, Target
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
-from certdp.pairs import DIRECTIONS, MECHANISMS, PrivacyPair, compose
+from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
+from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
+from certdp.pairs import DIRECTIONS, MECHANISMS, PrivacyPair, RandomAllocation, compose
 from certdp.pairs.params import decimal_str, integer, real
 
 #: Mechanisms that later issues add; named here so that users get a clear message.
@@ -25,13 +27,12 @@ PLANNED = {
     "gaussian-mixture": "issue 5",
     "student-t": "issue 5",
     "generalized-gaussian": "issue 5",
-    "random-allocation": "issue 3",
 }
 
 #: CLI parameter -> (mechanisms that take it, help text).
 PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
     "sigma": (
-        ("gaussian", "discrete-gaussian", "subsampled-gaussian"),
+        ("gaussian", "discrete-gaussian", "subsampled-gaussian", "random-allocation"),
         "noise scale sigma > 0 (noise multiplier for subsampled-gaussian)",
     ),
     "shift": (
@@ -48,6 +49,7 @@ REQUIRED = {
     "discrete-laplace": ("a",),
     "discrete-gaussian": ("sigma",),
     "subsampled-gaussian": ("q", "sigma"),
+    "random-allocation": ("sigma",),
 }
 
 EXAMPLES = {
@@ -58,6 +60,7 @@ EXAMPLES = {
     "gap": "certdp gap laplace --shift 0.5 --t 1",
     "eps": "certdp eps subsampled-gaussian --q 0.01 --sigma 1.0 --steps 500 --delta 1e-5",
     "delta": "certdp delta gaussian --sigma 2 --steps 10 --eps 1 --via zcdp",
+    "tv": "certdp tv random-allocation --steps 100 --epochs 10 --sigma 1.426215 --method exact",
 }
 HELP = {
     "cgf": "certified CGF K(t) = t D_{t+1}(P||Q)",
@@ -67,7 +70,9 @@ HELP = {
     "gap": "certified zCDP-RDP gap Gamma(t) = rho t(t+1) - K(t)",
     "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
     "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
+    "tv": "total variation of random allocation (closed-form bound, numeric exact, Monte Carlo)",
 }
+TV_METHODS = ("closed-form", "exact", "monte-carlo", "certified")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,7 +91,7 @@ def _build() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
     sub.required = True
     mech_names = ", ".join(MECHANISMS)
-    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta"):
+    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv"):
         p = sub.add_parser(
             name,
             help=HELP[name],
@@ -98,7 +103,12 @@ def _build() -> argparse.ArgumentParser:
         for param, (mechs, text) in PARAMS.items():
             p.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
         p.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
-        p.add_argument("--steps", default="1", help="number of composed runs (default 1)")
+        p.add_argument(
+            "--steps",
+            default=None,
+            help="number of composed runs (default 1); for random-allocation: steps M per epoch",
+        )
+        p.add_argument("--epochs", default=None, help="random-allocation: number of epochs E (default 1)")
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
             p.add_argument("--t", help="CGF argument t > 0")
@@ -111,6 +121,10 @@ def _build() -> argparse.ArgumentParser:
                 "--via", default="rdp", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)"
             )
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
+        if name == "tv":
+            p.add_argument("--method", default="closed-form", choices=TV_METHODS, help="how TV is computed")
+            p.add_argument("--samples", default="200000", help="monte-carlo: number of draws (default 200000)")
+            p.add_argument("--seed", default="0", help="monte-carlo: random seed (default 0)")
         if name == "rho":
             p.add_argument(
                 "--method",
@@ -145,8 +159,14 @@ def _pair(args: argparse.Namespace) -> PrivacyPair:
     for req in REQUIRED[mech]:
         if req not in kwargs:
             raise InvalidArgument(f"{req} is required for {mech} (--{req})")
+    if mech == "random-allocation":
+        if args.steps is None:
+            raise InvalidArgument("steps is required for random-allocation (--steps M)")
+        return MECHANISMS[mech](steps=args.steps, epochs=args.epochs or "1", **kwargs)
+    if args.epochs is not None:
+        raise InvalidArgument(f"epochs={args.epochs} is not a parameter of {mech}")
     pair = MECHANISMS[mech](**kwargs)
-    steps = integer("steps", args.steps, ge=1)
+    steps = integer("steps", args.steps or "1", ge=1)
     return pair if steps == 1 else compose(pair, steps)
 
 
@@ -167,9 +187,10 @@ def _order_t(args: argparse.Namespace) -> tuple[str, str]:
 
 
 def _inputs(args: argparse.Namespace, pair: PrivacyPair) -> dict[str, object]:
+    if isinstance(pair, RandomAllocation):
+        return {"mechanism": args.mechanism, "params": pair.params(), "steps": pair.steps, "epochs": pair.epochs}
     base = pair.parts[0][0] if hasattr(pair, "parts") else pair
-    out: dict[str, object] = {"mechanism": args.mechanism, "params": base.params(), "steps": int(args.steps)}
-    return out
+    return {"mechanism": args.mechanism, "params": base.params(), "steps": int(args.steps or 1)}
 
 
 def _enclosure_record(quantity: str, enc: Enclosure, inputs: dict[str, object], **extra: object) -> dict[str, object]:
@@ -180,10 +201,62 @@ def _enclosure_record(quantity: str, enc: Enclosure, inputs: dict[str, object], 
     return rec
 
 
+def _run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
+    if not isinstance(pair, RandomAllocation):
+        raise Unsupported(f"tv is implemented for random-allocation only, not mechanism={args.mechanism}")
+    method = args.method
+    inputs["method"] = method
+    if method == "certified":
+        raise Unsupported("method=certified is not available yet (certified lattice bounds: issue 3, in progress)")
+    if method == "closed-form":
+        target = _target(args, DEFAULT_TARGET)
+        enc = tv_upper_closed_form(pair, target)
+        acc = attack_accuracy_upper(pair, target)
+        chi2 = chi2_epochs(pair, target)
+        return _enclosure_record(
+            "tv_upper",
+            enc,
+            inputs,
+            certified=True,
+            tv_upper=enc.upper_str(),
+            accuracy_upper=acc.upper_str(),
+            chi2_upper=chi2.upper_str(),
+        )
+    if method == "exact":
+        res = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+        lo, hi = res.value - res.error_estimate, res.value + res.error_estimate
+        return {
+            "quantity": "tv",
+            "certified": False,
+            "value": f"{res.value:.12g}",
+            "lower": f"{lo:.12g}",
+            "upper": f"{hi:.12g}",
+            "error_estimate": f"{res.error_estimate:.3g}",
+            "grid": res.grid,
+            **inputs,
+        }
+    n = integer("samples", args.samples, ge=2)
+    seed = integer("seed", args.seed, ge=0)
+    est, se = approx_tv_monte_carlo(pair.steps, pair.epochs, pair.sigma, n=n, seed=seed)
+    return {
+        "quantity": "tv",
+        "certified": False,
+        "value": f"{est:.12g}",
+        "stderr": f"{se:.3g}",
+        "lower": f"{est - 4 * se:.12g}",
+        "upper": f"{est + 4 * se:.12g}",
+        "samples": n,
+        "seed": seed,
+        **inputs,
+    }
+
+
 def _run(args: argparse.Namespace) -> dict[str, object]:
     pair = _pair(args)
     cmd = args.command
     inputs = _inputs(args, pair)
+    if cmd == "tv":
+        return _run_tv(args, pair, inputs)
     if cmd in ("cgf", "rdp", "gap"):
         kind, value = _order_t(args)
         target = _target(args, DEFAULT_TARGET)
@@ -238,9 +311,13 @@ def _fmt(x: Fraction) -> str:
 
 
 def _human(rec: dict[str, object]) -> str:
+    if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
+        return _human_tv(rec)
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
-    if rec.get("steps", 1) != 1:
+    if "epochs" in rec:
+        pass  # random-allocation: steps and epochs are parameters, shown above
+    elif rec.get("steps", 1) != 1:
         head += f" composed {rec['steps']} times"
     shown = {"epsilon": ("delta",), "delta": ("eps",)}.get(str(rec["quantity"]), ("order",))
     for key in shown:
@@ -259,6 +336,21 @@ def _human(rec: dict[str, object]) -> str:
             f"  method {rec['method']}" + (f", sup approached at {rec['sup_at']}" if rec.get("sup_at") else "")
         )
     return "\n".join(lines)
+
+
+def _human_tv(rec: dict[str, object]) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
+    head = f"total variation of random-allocation({params}), method {rec['method']}"
+    if rec.get("certified"):
+        return "\n".join(
+            [
+                head,
+                f"  certified TV upper bound U(c_E) = {rec['tv_upper']}  (enclosure [{rec['lower']}, {rec['upper']}])",
+                f"  membership-attack accuracy <= {rec['accuracy_upper']}, chi^2 c_E <= {rec['chi2_upper']}",
+            ]
+        )
+    extra = f"error estimate {rec['error_estimate']}" if "error_estimate" in rec else f"standard error {rec['stderr']}"
+    return "\n".join([head, f"  NOT certified: TV ~ {rec['value']}  ({extra})"])
 
 
 EXIT = {InvalidArgument: 2, Unsupported: 2, PrecisionExhausted: 3, Undecided: 3, CertificateInvalid: 1}

@@ -109,7 +109,7 @@ def test_human_output_shows_ball_and_width(capsys: pytest.CaptureFixture[str]) -
         (
             ["rho", "uniform"],
             "mechanism=uniform must be one of gaussian, laplace, discrete-laplace, discrete-gaussian, "
-            "subsampled-gaussian",
+            "subsampled-gaussian, random-allocation",
         ),
         (["rho", "student-t"], "mechanism=student-t is not available yet (planned in issue 5)"),
         (
@@ -172,3 +172,52 @@ def test_module_entry_point() -> None:
     assert done.returncode == 0
     rec = json.loads(done.stdout)
     assert Fraction(rec["lower"]) <= Fraction(1, 8) <= Fraction(rec["upper"])
+
+
+def test_tv_closed_form_json(capsys: pytest.CaptureFixture[str]) -> None:
+    rec = run_json(["tv", "random-allocation", "--steps", "100", "--epochs", "10", "--sigma", "1.737"], capsys)
+    assert rec["quantity"] == "tv_upper" and rec["certified"] is True
+    assert Fraction(rec["lower"]) <= Fraction(rec["upper"]) <= Fraction(1, 10)
+    assert Fraction(rec["accuracy_upper"]) <= Fraction("0.55") and rec["epochs"] == 10
+
+
+def test_tv_monte_carlo_json(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = [
+        "tv",
+        "random-allocation",
+        "--steps",
+        "5",
+        "--epochs",
+        "2",
+        "--sigma",
+        "1",
+        "--method",
+        "monte-carlo",
+        "--samples",
+        "20000",
+    ]
+    rec = run_json(argv, capsys)
+    assert rec["certified"] is False and float(rec["lower"]) < float(rec["value"]) < float(rec["upper"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["tv", "random-allocation", "--epochs", "2", "--sigma", "1"],
+            "steps is required for random-allocation (--steps M)",
+        ),
+        (["tv", "random-allocation", "--steps", "0", "--sigma", "1"], "steps=0 must be >= 1"),
+        (["tv", "random-allocation", "--steps", "5", "--epochs", "0", "--sigma", "1"], "epochs=0 must be >= 1"),
+        (["tv", "random-allocation", "--steps", "5", "--sigma", "-1"], "sigma=-1 must be > 0"),
+        (["tv", "gaussian", "--sigma", "1"], "tv is implemented for random-allocation only, not mechanism=gaussian"),
+        (["rho", "gaussian", "--sigma", "1", "--epochs", "3"], "epochs=3 is not a parameter of gaussian"),
+        (
+            ["tv", "random-allocation", "--steps", "5", "--sigma", "1", "--method", "monte-carlo", "--samples", "1"],
+            "samples=1 must be >= 2",
+        ),
+    ],
+)
+def test_tv_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and err == f"certdp: error: {message}\n"

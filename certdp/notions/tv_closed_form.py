@@ -1,0 +1,142 @@
+"""Closed-form total-variation and attack bounds for random allocation (seed 003 section 3).
+
+All results are certified enclosures (MATH.md sections 3 and 4). With x = chi^2 of one epoch:
+c_E = (1 + x)^E - 1 is chi^2 of E epochs; U(c) = sqrt(c)/2 (c <= 1), c/(1+c) (c >= 1) bounds
+TV (seed 003 Prop. 3.2, tight); the best balanced membership attack has accuracy 1/2 + TV/2.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, phi, phi_inv_upper, refine, to_ball
+from certdp.pairs import RandomAllocation
+from certdp.pairs.params import Number, integer, real
+
+
+def _lambda(lam: Number) -> Fraction:
+    return real("tv", lam, gt=0, lt=1)
+
+
+def c_of_lambda(lam: Number) -> Fraction:
+    """The chi^2 level whose U equals lambda: 4 lambda^2 (lambda <= 1/2) or lambda/(1-lambda). Exact."""
+    v = _lambda(lam)
+    return 4 * v * v if v <= Fraction(1, 2) else v / (1 - v)
+
+
+def _u_exact_end(c: Ball) -> Ball:
+    """U at an exact point c >= 0 (the branch is decided exactly)."""
+    return c.sqrt() / 2 if c <= 1 else c / (1 + c)
+
+
+def u_of_c(c: Ball) -> Ball:
+    """U(c) over the ball c: U is increasing and continuous (both branches give 1/2 at c = 1), so
+    the hull of U at the two exact ends contains U(c) for every c in the ball."""
+    lo = c.lower().max(to_ball(0))
+    return _u_exact_end(lo).union(_u_exact_end(c.upper()))
+
+
+def chi2_epochs_ball(pair: RandomAllocation) -> Ball:
+    """c_E = expm1(E log1p(x)), x = (e^{1/sigma^2}-1)/M."""
+    return (pair.epochs * pair.chi2_one_epoch().log1p()).expm1()
+
+
+def chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains c_E = (1 + (e^{1/sigma^2}-1)/M)^E - 1 (MATH.md section 4; product over epochs)."""
+    return refine(lambda: chi2_epochs_ball(pair), target, what="chi2")
+
+
+def tv_upper_closed_form(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains U(c_E); its upper end is a certified upper bound on TV(P^E, Q^E)
+    (seed 003 Thm 3.3 / Prop. 3.2 via Cauchy-Schwarz; MATH.md section 3)."""
+    return refine(lambda: u_of_c(chi2_epochs_ball(pair)), target, what="tv_upper")
+
+
+def attack_accuracy_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains 1/2 + U(c_E)/2; its upper end bounds every balanced membership attack."""
+    return refine(lambda: (1 + u_of_c(chi2_epochs_ball(pair))) / 2, target, what="accuracy")
+
+
+def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains a + sqrt(c_E a (1 - a)); the upper end bounds the TPR of every test with
+    false-positive rate a in (0, 1/2] (seed 003 Prop. B.2, MATH.md section 3)."""
+    a = real("fpr", fpr, gt=0, le=Fraction(1, 2))
+
+    def compute() -> Ball:
+        ab = to_ball(a)
+        return ab + (chi2_epochs_ball(pair) * ab * (1 - ab)).sqrt()
+
+    return refine(compute, target, what="tpr")
+
+
+def sigma_closed_form(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains sigma(M, E, lambda) = [ln(1 + M((1 + c_lambda)^{1/E} - 1))]^{-1/2}, the
+    noise at which U(c_E) = lambda (seed 003 Cor. 3.4; MATH.md section 4)."""
+    m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
+    c = c_of_lambda(lam)
+
+    def compute() -> Ball:
+        inner = (to_ball(c).log1p() / e).expm1()  # (1+c)^{1/E} - 1
+        return 1 / (m * inner).log1p().sqrt()
+
+    return refine(compute, target, what="sigma")
+
+
+def epochs_closed_form(steps: Number, sigma: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains E* = ln(1 + c_lambda)/ln(1 + (e^{1/sigma^2} - 1)/M): U(c_E) <= lambda
+    exactly when E <= E* (c_E increases with E). Proof: solve c_E = c_lambda."""
+    pair = RandomAllocation(steps, sigma, 1)
+    c = c_of_lambda(lam)
+    return refine(lambda: to_ball(c).log1p() / pair.chi2_one_epoch().log1p(), target, what="epochs")
+
+
+def steps_closed_form(epochs: Number, sigma: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains M* = (e^{1/sigma^2} - 1)/((1 + c_lambda)^{1/E} - 1): U(c_E) <= lambda
+    exactly when M >= M*. Proof: solve c_E = c_lambda for M."""
+    e = integer("epochs", epochs, ge=1)
+    s = real("sigma", sigma, gt=0)
+    c = c_of_lambda(lam)
+
+    def compute() -> Ball:
+        return (1 / to_ball(s) ** 2).expm1() / (to_ball(c).log1p() / e).expm1()
+
+    return refine(compute, target, what="steps")
+
+
+def gdp_limit_mu(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains mu = sqrt((E/M)(e^{1/sigma^2} - 1)), the GDP limit as E/M -> r
+    (seed 003; MATH.md section 4). A limit: it carries NO finite-M guarantee."""
+    return refine(lambda: (pair.epochs * pair.chi2_one_epoch()).sqrt(), target, what="mu")
+
+
+def gdp_limit_tv(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains 2 Phi(mu/2) - 1 for the GDP-limit mu. NO finite-M guarantee (a limit)."""
+    return refine(lambda: 2 * phi((pair.epochs * pair.chi2_one_epoch()).sqrt() / 2) - 1, target, what="tv")
+
+
+def sigma_gdp_limit(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains the sigma at which the GDP limit meets lambda:
+    mu_lambda = 2 Phi^{-1}((1+lambda)/2) and sigma = [ln(1 + (M/E) mu_lambda^2)]^{-1/2}.
+    The second (limit-based) multiplier: NO finite-M guarantee."""
+    m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
+    v = _lambda(lam)
+
+    def compute() -> Ball:
+        mu = 2 * phi_inv_upper(to_ball((1 - v) / 2))
+        return 1 / (to_ball(Fraction(m, e)) * mu * mu).log1p().sqrt()
+
+    return refine(compute, target, what="sigma")
+
+
+def pinsker_d2_tv_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains sqrt(D_2/2), D_2 = E ln(1 + x) = ln(1 + c_E): Pinsker with KL <= D_2
+    (seed 003 section 3, Mahloujifar et al.). For comparison; looser than U(c_E)."""
+    return refine(lambda: (pair.epochs * pair.chi2_one_epoch().log1p() / 2).sqrt(), target, what="tv_upper")
+
+
+def sigma_pinsker_d2(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains the sigma at which sqrt(D_2/2) = lambda:
+    sigma = [ln(1 + M expm1(2 lambda^2 / E))]^{-1/2}."""
+    m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
+    v = _lambda(lam)
+    return refine(lambda: 1 / (m * (to_ball(2 * v * v) / e).expm1()).log1p().sqrt(), target, what="sigma")
