@@ -22,7 +22,7 @@ from certdp.enclose.ball import (
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
 from certdp.enclose.integrate import integrate_real
-from certdp.enclose.lattice import power_truncated
+from certdp.enclose.lattice import power_pruned, power_truncated
 from certdp.enclose.optimize import (
     SearchResult,
     inf_convex,
@@ -80,6 +80,7 @@ __all__ = [
     "phi_inv_upper",
     "phi_upper_tail",
     "pi",
+    "power_pruned",
     "power_truncated",
     "refine",
     "root_increasing",

@@ -1,0 +1,323 @@
+"""Certified two-sided bounds on the total variation of random allocation (seed 003 App. C.5).
+
+Notation (MATH.md section 4): under Q every step value Y = exp(tX - t^2/2), t = 1/sigma, is
+lognormal with P(Y <= y) = Phi((ln y + t^2/2)/t) and E[Y; Y <= y] = Phi((ln y - t^2/2)/t).
+An epoch's likelihood ratio is L = S/M with S the sum of its M step values; Lambda is the product
+of the E epoch ratios and TV = 1 - E_Q min(1, Lambda).
+
+Upper bound (seed 003 Lemma C.5, mass splitting). (i) Each Y is split between the ends of its
+lattice cell [(k-1)h, kh] keeping its mean; (ii) S is then on hZ with masses p^M; (iii) each
+epoch value S/M is split between the ends of its cell on the grid e^{j eta}, keeping its mean;
+(iv) the grid indices add over epochs: b = r^E. Each split only lowers E min(1, Lambda) because
+min(1, prod L_e) is concave in each coordinate; dropping any mass lowers it too. Hence
+    TV <= 1 - sum_k b_k min(1, e^{k eta}) = A + (1 - sum_k b_k),   A = sum_{k<0} b_k (1 - e^{k eta}).
+
+Lower bound (derived here; MATH.md section 4 sketch). Post-processing cannot raise TV, and the
+likelihood ratio of a post-processed pair is the Q-conditional mean of Lambda given the output.
+(i) Partition (0, inf) into cells (b_{k-1}, b_k]; each cell is assigned a lattice point u >= its
+conditional mean (centred cells: u_k = kh with E[Y | cell] <= u_k verified in Arb; any other
+cell: u = its right end rounded up to hZ, which is >= every point of the cell). (iii) The atoms
+of S are swept in increasing order into groups (one boundary atom split at random) whose mean of
+S/M is <= e^{j eta}. Raising conditional means to the grid values raises min(1, Lambda), and an
+outcome that is dropped (above the cap or the sum range) is sent to a separate symbol whose
+contribution to E min(1, Lambda) is at most its probability. Hence
+    TV >= sum_kept b_k (1 - min(1, e^{k eta})) = A.
+Every mass above is an Arb ball; polynomial powers are rigorous (certdp.enclose.power_truncated).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+from scipy.special import ndtr
+
+from certdp.enclose import Ball, Enclosure, power_pruned, to_ball, workprec
+from certdp.errors import InvalidArgument, PrecisionExhausted
+from certdp.pairs import RandomAllocation
+
+Progress = Callable[[str, float], None]
+#: Masses below this are dropped from the ends of every product (sound: dropped mass is lost
+#: mass, accounted for by the kept total). Keeps Arb's products fast.
+PRUNE_FLOOR = to_ball(2) ** -100
+
+
+@dataclass(frozen=True)
+class LatticeGrid:
+    """The discretisation of one certified bound: lattice spacing ``h`` and ``cap`` for Y, the
+    kept range [s_min, s_max] of the epoch sum S (in units of M: L = S/M), the log-grid spacing
+    ``eta``, and the working precision. All are exact dyadic floats."""
+
+    h: float
+    cap: float
+    l_min: float
+    l_max: float
+    eta: float
+    prec: int = 128
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TVBound:
+    """A certified one-sided bound: ``bound`` is an Enclosure whose upper end (side="upper") or
+    lower end (side="lower") bounds TV; ``lost`` encloses the dropped mass."""
+
+    side: str
+    bound: Enclosure
+    lost: Enclosure
+    grid: LatticeGrid
+    seconds: float
+
+
+def _phi(x: Ball) -> Ball:
+    return (-x / to_ball(2).sqrt()).erfc() / 2
+
+
+def _cdfs(y: float, t: Ball) -> tuple[Ball, Ball]:
+    """(P(Y <= y), E[Y; Y <= y]) at an exact point y >= 0."""
+    if y == 0:
+        return to_ball(0), to_ball(0)
+    ly = to_ball(y).log()
+    half = t * t / 2
+    return _phi((ly + half) / t), _phi((ly - half) / t)
+
+
+def _step_masses_upper(t: Ball, h: float, cap: float) -> list[Ball]:
+    """Step (i) of the upper bound: masses at 0, h, ..., Kh (K = cap/h) of the mean-keeping split."""
+    k_max = round(cap / h)
+    hb = to_ball(h)
+    p = [to_ball(0) for _ in range(k_max + 1)]
+    f_prev, g_prev = to_ball(0), to_ball(0)
+    for k in range(1, k_max + 1):
+        f, g = _cdfs(k * h, t)
+        m, mu = f - f_prev, g - g_prev
+        p[k] += (mu - (k - 1) * hb * m) / hb
+        p[k - 1] += (k * hb * m - mu) / hb
+        f_prev, g_prev = f, g
+    return p
+
+
+def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], list[bool]]:
+    """Float heuristic for step (i) of the lower bound: cell right ends b_k and whether cell k
+    was centred on u_k = kh. Tails (cell mass < 1e-11) use b_k = (k - 1/2)h (low) or kh (high)."""
+    k_max = round(cap / h)
+    ks = np.arange(1, k_max + 1)
+    with np.errstate(divide="ignore"):
+        dens_mass = ndtr((np.log(ks * h + h / 2) + t * t / 2) / t) - ndtr(
+            (np.log(np.maximum(ks * h - h / 2, 1e-300)) + t * t / 2) / t
+        )
+    bulk = dens_mass > 1e-11
+    ends: list[float] = []
+    centred: list[bool] = []
+    a = 0.0
+
+    def fg(y: float, sign: float) -> tuple[float, float]:
+        """sign=+1: (P(Y <= y), E[Y; Y <= y]); sign=-1: (-P(Y > y), -E[Y; Y > y]). Differences
+        of either form give the cell mass and moment; the tail that is small keeps float accuracy."""
+        if y <= 0:
+            return (0.0, 0.0) if sign > 0 else (-1.0, -1.0)
+        ly = math.log(y)
+        return sign * float(ndtr(sign * (ly + t * t / 2) / t)), sign * float(ndtr(sign * (ly - t * t / 2) / t))
+
+    for k in range(1, k_max + 1):
+        u = k * h
+        if not bulk[k - 1] or a >= u:
+            b = (k - 0.5) * h if not centred or not any(centred) else float(k * h)
+            b = max(b, a)
+            ends.append(b)
+            centred.append(False)
+            a = b
+            continue
+        sign = 1.0 if a <= math.exp(-t * t / 2) else -1.0  # lower tail below the median of Y
+        fa, ga = fg(a, sign)
+        # aim below u_k by more than the float error of the cell mean (about 1e-14 u |tail| / mass),
+        # so that Arb certifies E[Y | cell] <= u_k; the bias this costs is about mass * margin
+        c = u - (2e-7 * h + 1e-13 * u * max(abs(fa), abs(ga)) / dens_mass[k - 1])
+        b = max(a + h, u + h / 2)
+        for _ in range(30):
+            fb, gb = fg(b, sign)
+            phi_b = (gb - ga) - c * (fb - fa)
+            dens = math.exp(-((math.log(b) + t * t / 2) ** 2) / (2 * t * t)) / (b * t * math.sqrt(2 * math.pi))
+            step = phi_b / ((b - c) * dens) if (b - c) * dens > 0 else 0.0
+            nb = b - step
+            if not nb > a:
+                nb = (a + b) / 2
+            if abs(nb - b) <= 1e-15 * b:
+                b = nb
+                break
+            b = nb
+        ends.append(b)
+        centred.append(True)
+        a = b
+    return ends, centred
+
+
+def _step_masses_lower(t: Ball, tf: float, h: float, cap: float) -> list[Ball]:
+    """Step (i) of the lower bound: lattice masses of the cell partition (module docstring)."""
+    ends, centred = _centred_boundaries(tf, h, cap)
+    k_top = round(cap / h) + 1
+    p = [to_ball(0) for _ in range(k_top + 1)]
+    f_prev, g_prev = to_ball(0), to_ball(0)
+    for k, (b, ok) in enumerate(zip(ends, centred, strict=True), start=1):
+        f, g = _cdfs(b, t)
+        m, mu = f - f_prev, g - g_prev
+        u = k * h
+        if ok and (mu <= to_ball(u) * m):
+            p[k] += m
+        else:  # always valid: the right end rounded up to the lattice bounds every point
+            j = math.ceil(b / h)
+            if j * h < b:
+                j += 1
+            p[min(j, k_top)] += m
+        f_prev, g_prev = f, g
+    return p
+
+
+def _epoch_sum(p: list[Ball], m: int, h: float, l_min: float, l_max: float) -> tuple[int, list[Ball]]:
+    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max] (the rest dropped)."""
+    i_max = math.floor(l_max * m / h)
+    i_min = math.ceil(l_min * m / h)
+    off, s, _ = power_pruned(p, m, i_max + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
+    if off > i_min:  # everything below off was pruned: start there
+        return off, s
+    return i_min, s[i_min - off :]
+
+
+def _grid_points(eta: float, j_lo: int, j_hi: int) -> list[Ball]:
+    return [to_ball(j * eta).exp() for j in range(j_lo, j_hi + 1)]
+
+
+def _first_index_at_or_above(g: Ball, m: int, h: float) -> int:
+    """Smallest integer i with i h / M >= g (g an enclosure of a grid point), decided exactly."""
+    x = g * m / to_ball(h)
+    lo = int(x.lower().ceil().unique_fmpz())
+    hi = int(x.upper().ceil().unique_fmpz())
+    if lo != hi and not x.is_exact():
+        raise PrecisionExhausted("a lattice atom is too close to a grid point at this precision")
+    return hi
+
+
+def _log_grid_upper(i_min: int, s: list[Ball], m: int, h: float, eta: float) -> tuple[int, list[Ball]]:
+    """Step (iii) upper: mean-keeping split of each atom L = ih/M onto e^{j eta}; returns (j_lo, r)."""
+    values = [(i_min + n) * h / m for n in range(len(s))]
+    j_lo = math.floor(math.log(max(values[0], 1e-300)) / eta) - 1
+    j_hi = math.floor(math.log(values[-1]) / eta) + 2
+    g = _grid_points(eta, j_lo, j_hi)
+    r = [to_ball(0) for _ in g]
+    hm = to_ball(h) / m
+    starts = [_first_index_at_or_above(x, m, h) - i_min for x in g]
+    if starts[0] > 0 or starts[-1] < len(s):
+        raise PrecisionExhausted("upper bound: the log grid does not cover the kept atoms")
+    n = 0
+    for idx in range(len(g) - 1):
+        lo, hi = g[idx], g[idx + 1]
+        w_sum, v_sum = to_ball(0), to_ball(0)
+        while n < min(starts[idx + 1], len(s)):  # atoms with g_idx <= v < g_idx+1
+            w_sum += s[n]
+            v_sum += s[n] * ((i_min + n) * hm)
+            n += 1
+        width = hi - lo
+        r[idx] += (hi * w_sum - v_sum) / width
+        r[idx + 1] += (v_sum - lo * w_sum) / width
+    return j_lo, r
+
+
+def _log_grid_lower(i_min: int, s: list[Ball], m: int, h: float, eta: float) -> tuple[int, list[Ball]]:
+    """Step (iii) lower: sweep atoms into groups with mean of S/M <= e^{j eta} (module docstring)."""
+    values = [(i_min + n) * h / m for n in range(len(s))]
+    j_lo = math.floor(math.log(max(values[0], 1e-300)) / eta)
+    j_hi = math.floor(math.log(values[-1]) / eta) + 1
+    g = _grid_points(eta, j_lo, j_hi)
+    r = [to_ball(0) for _ in g]
+    hm = to_ball(h) / m
+    n = 0
+    rest = s[0] if s else to_ball(0)  # unassigned mass of atom n
+    for idx, gj in enumerate(g):
+        w_sum, d_sum = to_ball(0), to_ball(0)  # weight and sum of w (v - g_j): group mean <= g_j iff d_sum <= 0
+        while n < len(s):
+            v = (i_min + n) * hm
+            d = rest * (v - gj)
+            if (d_sum + d) <= 0:
+                w_sum += rest
+                d_sum += d
+                n += 1
+                rest = s[n] if n < len(s) else to_ball(0)
+                continue
+            # take a fraction phi of the atom so that d_sum + phi * rest (v - g_j) <= 0, certified
+            if v > gj and d_sum <= 0:
+                phi = (-d_sum / (rest * (v - gj))).lower()
+                phi = phi * (1 - to_ball(2) ** -40)  # strictly inside: keeps the group certified
+                if phi > 0:
+                    taken = rest * phi
+                    w_sum += taken
+                    d_sum += taken * (v - gj)
+                    rest = rest - taken
+            break
+        if not (d_sum <= 0):
+            raise PrecisionExhausted("lower bound: a group mean is not certified below its grid point")
+        r[idx] += w_sum
+        if n >= len(s):
+            break
+    return j_lo, r
+
+
+def _combine(j_lo: int, r: list[Ball], e: int, eta: float) -> tuple[Ball, Ball, Ball]:
+    """Step (iv): (A_low, A_up, kept) with A = sum_{k<0} b_k (1 - e^{k eta}), b = r^E: A_low
+    sums the unpruned coefficients, A_up adds the pruned mass (each term is <= b_k); kept = (sum r)^E."""
+    total = to_ball(0)
+    for x in r:
+        total += x
+    kept = total**e
+    k_lo = e * j_lo
+    if k_lo >= 0:
+        return to_ball(0), to_ball(0), kept
+    off, b, dropped = power_pruned(r, e, -k_lo, PRUNE_FLOOR)  # b[i]: mass at k = k_lo + off + i < 0
+    acc = to_ball(0)
+    for i, mass in enumerate(b):
+        acc += mass * (-(to_ball((k_lo + off + i) * eta).expm1()))
+    return acc, acc + dropped, kept
+
+
+def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Progress | None = None) -> TVBound:
+    """Certified bound on TV(P^E, Q^E) of random allocation on ``grid``.
+
+    Contract: side="upper": TV <= bound.upper; side="lower": TV >= bound.lower. Proof: module
+    docstring (seed 003 Lemma C.5 for the upper side; post-processing for the lower side).
+    Every dropped mass is accounted for (``lost``). Raises PrecisionExhausted when a grid
+    comparison cannot be decided at ``grid.prec`` bits.
+    """
+    if side not in ("upper", "lower"):
+        raise InvalidArgument(f"side={side} must be upper or lower")
+    start = time.perf_counter()
+    note = progress or (lambda what, frac: None)
+    with workprec(grid.prec):
+        t = 1 / to_ball(pair.sigma)
+        note("step lattice", 0.0)
+        if side == "upper":
+            p = _step_masses_upper(t, grid.h, grid.cap)
+        else:
+            p = _step_masses_lower(t, 1 / float(pair.sigma), grid.h, grid.cap)
+        note("epoch sum", 0.3)
+        i_min, s = _epoch_sum(p, pair.steps, grid.h, grid.l_min, grid.l_max)
+        note("log grid", 0.7)
+        if side == "upper":
+            j_lo, r = _log_grid_upper(i_min, s, pair.steps, grid.h, grid.eta)
+        else:
+            j_lo, r = _log_grid_lower(i_min, s, pair.steps, grid.h, grid.eta)
+        note("epochs", 0.85)
+        a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta)
+        lost = 1 - kept
+        value = a_up + lost if side == "upper" else a_low
+        note("done", 1.0)
+        return TVBound(
+            side,
+            Enclosure.from_ball(value, grid.prec),
+            Enclosure.from_ball(lost, grid.prec),
+            grid,
+            time.perf_counter() - start,
+        )
