@@ -40,8 +40,10 @@ def main() -> None:
     except ImportError:
         dpa = None
         print("dp_accounting not installed: printing certdp times only (pip install dp-accounting)")
-    print(f"{'q':>6} {'sigma':>6} {'certdp s':>10} {'dp_acc s':>10} {'ratio':>7} {'max rel diff':>13} "
-          f"{'eps certdp':>20} {'eps dp_acc':>20} {'eps rel diff':>13}")
+    print(
+        f"{'q':>6} {'sigma':>6} {'certdp s':>10} {'dp_acc s':>10} {'ratio':>7} {'max rel diff':>13} "
+        f"{'eps certdp':>20} {'eps dp_acc':>20} {'eps rel diff':>13}"
+    )
     for q, sigma in SETTINGS:
         t_cert = best_time(lambda q=q, sigma=sigma: certified_curve(q, sigma))
         curve = certified_curve(q, sigma)
@@ -50,14 +52,17 @@ def main() -> None:
         if dpa is None:
             print(f"{q:>6} {sigma:>6} {t_cert:10.4f} {'-':>10} {'-':>7} {'-':>13} {float(eps.sound):20.15g}")
             continue
-        t_float = best_time(lambda q=q, sigma=sigma: dpa._compute_rdp_poisson_subsampled_gaussian(
-            float(q), float(sigma), ORDERS))
+        t_float = best_time(
+            lambda q=q, sigma=sigma: dpa._compute_rdp_poisson_subsampled_gaussian(float(q), float(sigma), ORDERS)
+        )
         floats = dpa._compute_rdp_poisson_subsampled_gaussian(float(q), float(sigma), ORDERS)
         rel = max(abs(Fraction(float(f)) - e.mid) / e.mid for f, e in zip(floats, curve, strict=True))
         eps_f, _ = dpa.compute_epsilon(ORDERS, [500 * float(f) for f in floats], 1e-5)
         eps_rel = abs(Fraction(eps_f) - eps.enclosure.mid) / eps.enclosure.mid
-        print(f"{q:>6} {sigma:>6} {t_cert:10.4f} {t_float:10.4f} {t_cert / t_float:7.1f} {float(rel):13.3e} "
-              f"{float(eps.sound):20.15g} {eps_f:20.15g} {float(eps_rel):13.3e}")
+        print(
+            f"{q:>6} {sigma:>6} {t_cert:10.4f} {t_float:10.4f} {t_cert / t_float:7.1f} {float(rel):13.3e} "
+            f"{float(eps.sound):20.15g} {eps_f:20.15g} {float(eps_rel):13.3e}"
+        )
 
 
 if __name__ == "__main__":

@@ -9,14 +9,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from fractions import Fraction
 from typing import NoReturn
 
 from certdp import __version__
+from certdp.calibrate import calibrate_tv
 from certdp.enclose import DEFAULT_TARGET, Enclosure, Target
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
+from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
 from certdp.pairs import DIRECTIONS, MECHANISMS, PrivacyPair, RandomAllocation, compose
@@ -61,6 +64,7 @@ EXAMPLES = {
     "eps": "certdp eps subsampled-gaussian --q 0.01 --sigma 1.0 --steps 500 --delta 1e-5",
     "delta": "certdp delta gaussian --sigma 2 --steps 10 --eps 1 --via zcdp",
     "tv": "certdp tv random-allocation --steps 100 --epochs 10 --sigma 1.426215 --method exact",
+    "calibrate": "certdp calibrate random-allocation --steps 100 --epochs 10 --tv 0.1",
 }
 HELP = {
     "cgf": "certified CGF K(t) = t D_{t+1}(P||Q)",
@@ -70,7 +74,8 @@ HELP = {
     "gap": "certified zCDP-RDP gap Gamma(t) = rho t(t+1) - K(t)",
     "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
     "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
-    "tv": "total variation of random allocation (closed-form bound, numeric exact, Monte Carlo)",
+    "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
+    "calibrate": "certified sigma for a TV target (random allocation): meets it, and one step less misses it",
 }
 TV_METHODS = ("closed-form", "exact", "monte-carlo", "certified")
 
@@ -91,7 +96,7 @@ def _build() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
     sub.required = True
     mech_names = ", ".join(MECHANISMS)
-    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv"):
+    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate"):
         p = sub.add_parser(
             name,
             help=HELP[name],
@@ -125,6 +130,10 @@ def _build() -> argparse.ArgumentParser:
             p.add_argument("--method", default="closed-form", choices=TV_METHODS, help="how TV is computed")
             p.add_argument("--samples", default="200000", help="monte-carlo: number of draws (default 200000)")
             p.add_argument("--seed", default="0", help="monte-carlo: random seed (default 0)")
+            p.add_argument("--width", default="1e-6", help="certified: target width of [lower, upper] (default 1e-6)")
+        if name == "calibrate":
+            p.add_argument("--tv", required=True, help="TV target lambda in (0, 1): attack accuracy <= 1/2 + lambda/2")
+            p.add_argument("--step", default="1e-6", help="sigma is rounded up to a multiple of this (default 1e-6)")
         if name == "rho":
             p.add_argument(
                 "--method",
@@ -207,7 +216,23 @@ def _run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, objec
     method = args.method
     inputs["method"] = method
     if method == "certified":
-        raise Unsupported("method=certified is not available yet (certified lattice bounds: issue 3, in progress)")
+        width = float(real("width", args.width, gt=0, lt=1))
+        numeric = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+        grid = auto_grid(pair, width / 2, ref=numeric)
+        with _progress(args) as note:
+            up = tv_bound(pair, grid, "upper", note)
+            low = tv_bound(pair, grid, "lower", note)
+        enc = Enclosure.from_bounds(low.bound.lower, up.bound.upper, grid.prec)
+        return _enclosure_record(
+            "tv",
+            enc,
+            inputs,
+            certified=True,
+            tv_upper=enc.upper_str(),
+            tv_lower=enc.lower_str(),
+            grid=grid.to_dict(),
+            seconds=round(up.seconds + low.seconds, 3),
+        )
     if method == "closed-form":
         target = _target(args, DEFAULT_TARGET)
         enc = tv_upper_closed_form(pair, target)
@@ -251,7 +276,32 @@ def _run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, objec
     }
 
 
+@contextmanager
+def _progress(args: argparse.Namespace) -> Iterator[Callable[[str, float], None]]:
+    """A rich progress bar on a terminal; silent with --json or when output is not a terminal."""
+    if args.json or not sys.stderr.isatty():
+        yield lambda what, frac: None
+        return
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("certifying", total=1.0)
+        yield lambda what, frac: bar.update(task, completed=frac, description=what)
+
+
+def _run_calibrate(args: argparse.Namespace) -> dict[str, object]:
+    if args.mechanism != "random-allocation":
+        raise Unsupported(f"calibrate is implemented for random-allocation only, not mechanism={args.mechanism}")
+    if args.steps is None:
+        raise InvalidArgument("steps is required for random-allocation (--steps M)")
+    with _progress(args) as note:
+        res = calibrate_tv(args.steps, args.epochs or "1", args.tv, args.step, progress=note)
+    return {"quantity": "calibration", "mechanism": args.mechanism, **res.to_dict()}
+
+
 def _run(args: argparse.Namespace) -> dict[str, object]:
+    if args.command == "calibrate":
+        return _run_calibrate(args)
     pair = _pair(args)
     cmd = args.command
     inputs = _inputs(args, pair)
@@ -311,6 +361,8 @@ def _fmt(x: Fraction) -> str:
 
 
 def _human(rec: dict[str, object]) -> str:
+    if rec["quantity"] == "calibration":
+        return _human_calibration(rec)
     if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
         return _human_tv(rec)
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
@@ -338,9 +390,26 @@ def _human(rec: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _human_calibration(rec: dict[str, object]) -> str:
+    lines = [
+        f"random-allocation M={rec['steps']} E={rec['epochs']}, target TV <= {rec['tv']} "
+        f"(attack accuracy <= {0.5 + float(rec['tv']) / 2:g})",
+        f"  sigma = {rec['sigma']}: certified TV <= {rec['tv_upper']}",
+    ]
+    if rec["tv_lower_at_miss"] is not None:
+        lines.append(f"  sigma = {rec['sigma_miss']} misses: certified TV >= {rec['tv_lower_at_miss']}")
+    else:
+        lines.append(f"  sigma = {rec['sigma_miss']}: miss NOT certified ({rec['miss_reason']})")
+    lines.append(f"  numeric exact sigma {rec['exact_sigma']}, closed-form sigma {rec['closed_form_sigma']}")
+    lines.append(f"  {rec['seconds']} s")
+    return "\n".join(lines)
+
+
 def _human_tv(rec: dict[str, object]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"total variation of random-allocation({params}), method {rec['method']}"
+    if rec.get("certified") and rec["quantity"] == "tv":
+        return "\n".join([head, f"  certified {rec['tv_lower']} <= TV <= {rec['tv_upper']}  ({rec['seconds']} s)"])
     if rec.get("certified"):
         return "\n".join(
             [

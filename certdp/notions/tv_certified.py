@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.special import ndtr
+from scipy.special import ndtri as ndtr_inv
 
 from certdp.enclose import Ball, Enclosure, power_pruned, to_ball, workprec
 from certdp.errors import InvalidArgument, PrecisionExhausted
@@ -321,3 +322,32 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
             grid,
             time.perf_counter() - start,
         )
+
+
+def auto_grid(pair: RandomAllocation, slack: float, prec: int = 128, ref: object = None) -> LatticeGrid:
+    """Grid whose predicted rounding error is below ``slack`` / 2 (float heuristic; any grid is sound).
+
+    The rounding bias of either scheme is second order, about B (h/h0)^2 at eta/eta0 = h/h0,
+    with B measured on the reference grid (h0, eta0) = (2e-3, 1e-4) by the float lattice code.
+    h and eta are rounded down to powers of two (exact dyadic). The cap keeps P(Y > cap) below
+    slack/(20 M E) (so the dropped steps cost at most slack/20); the kept range of an epoch value
+    is [1 - 9 sd, 1 + 9 sd + cap/M] (sd of one epoch's L). ``ref`` may pass a precomputed
+    approx_tv_lattice result at this sigma.
+    """
+    from certdp.notions.tv_numeric import approx_tv_lattice
+
+    if not slack > 0:
+        raise InvalidArgument(f"slack={slack} must be > 0")
+    m, e, sigma = pair.steps, pair.epochs, float(pair.sigma)
+    t = 1 / sigma
+    ref = ref if ref is not None else approx_tv_lattice(m, e, pair.sigma)
+    bias0 = max(ref.coarse - ref.value, 1e-12)
+    scale = min(1.0, math.sqrt(slack / (2 * bias0)))
+    h = 2.0 ** math.floor(math.log2(2e-3 * scale))
+    eta = 2.0 ** math.floor(math.log2(1e-4 * scale))
+    z = float(-ndtr_inv(min(slack, 1e-3) / (20 * m * e)))
+    cap = h * math.ceil(math.exp(t * z - t * t / 2) / h)
+    sd = math.sqrt(math.expm1(t * t) / m)
+    l_min = max(2.0**-8, 1 - 9 * sd)
+    l_max = 1 + 9 * sd + cap / m
+    return LatticeGrid(h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec)

@@ -1,0 +1,99 @@
+"""Certified TV bounds and calibration for random allocation (small M, fast enough for CI)."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import mpmath as mp
+import pytest
+
+from certdp.calibrate import calibrate_tv
+from certdp.cli import main
+from certdp.errors import InvalidArgument
+from certdp.notions.tv_certified import LatticeGrid, auto_grid, tv_bound
+from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
+from certdp.pairs import RandomAllocation
+
+
+@pytest.mark.parametrize(("e", "sigma"), [(1, "1.5"), (3, "2"), (8, "4")])
+def test_m_equals_one_bounds_contain_the_exact_value(e: int, sigma: str) -> None:
+    pair = RandomAllocation(1, sigma, e)
+    grid = auto_grid(pair, 1e-6)
+    up, low = tv_bound(pair, grid, "upper"), tv_bound(pair, grid, "lower")
+    with mp.workdps(50):
+        exact = 2 * mp.ncdf(mp.sqrt(e) / mp.mpf(sigma) / 2) - 1
+        ref = Fraction(mp.nstr(exact, 45))
+    assert low.bound.lower <= ref <= up.bound.upper
+    assert up.bound.upper - low.bound.lower < Fraction(1, 10**5)
+
+
+@pytest.mark.parametrize(("m", "e", "sigma"), [(3, 2, "1.2"), (8, 3, "1.5"), (20, 3, "0.9")])
+def test_bounds_bracket_numeric_and_monte_carlo(m: int, e: int, sigma: str) -> None:
+    pair = RandomAllocation(m, sigma, e)
+    numeric = approx_tv_lattice(m, e, sigma)
+    grid = auto_grid(pair, 1e-6, ref=numeric)
+    up, low = tv_bound(pair, grid, "upper"), tv_bound(pair, grid, "lower")
+    assert low.bound.lower <= Fraction(numeric.value) <= up.bound.upper
+    est, se = approx_tv_monte_carlo(m, e, sigma, n=200_000, seed=7)
+    assert float(low.bound.lower) - 4 * se <= est <= float(up.bound.upper) + 4 * se
+    assert float(up.bound.upper - low.bound.lower) < 2e-6  # tightness on the automatic grid
+    assert 0 <= float(up.lost.upper) < 1e-6
+
+
+def test_a_coarse_grid_is_still_sound() -> None:
+    pair = RandomAllocation(5, "1", 2)
+    coarse = LatticeGrid(h=1 / 64, cap=64.0, l_min=0.25, l_max=6.0, eta=1 / 256, prec=96)
+    up, low = tv_bound(pair, coarse, "upper"), tv_bound(pair, coarse, "lower")
+    value = approx_tv_lattice(5, 2, "1").value
+    assert low.bound.lower <= Fraction(value) <= up.bound.upper
+    with pytest.raises(InvalidArgument):
+        tv_bound(pair, coarse, "middle")
+
+
+def test_calibration_is_two_sided_on_a_small_cell() -> None:
+    res = calibrate_tv(10, 2, "0.2", step="1e-4")
+    assert res.tv_upper.upper <= Fraction(1, 5)
+    assert res.tv_lower_at_miss is not None and res.tv_lower_at_miss.lower > Fraction(1, 5)
+    assert res.sigma - res.sigma_miss == Fraction(1, 10**4)
+    assert abs(float(res.sigma) - res.exact_sigma) <= 1e-4
+    assert res.sigma < res.closed_form_sigma.lower  # the closed form needs more noise
+
+
+def test_calibrate_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["calibrate", "random-allocation", "--steps", "10", "--epochs", "2", "--tv", "0.2", "--step", "1e-4", "--json"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    rec = json.loads(out)
+    for key in (
+        "sigma",
+        "tv_upper",
+        "sigma_miss",
+        "tv_lower_at_miss",
+        "exact_sigma",
+        "closed_form_sigma",
+        "grid",
+        "seconds",
+    ):
+        assert key in rec
+    assert Fraction(rec["tv_upper"]) <= Fraction(1, 5) < Fraction(rec["tv_lower_at_miss"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["calibrate", "random-allocation", "--steps", "10", "--tv", "1.5"], "tv=1.5 must be < 1"),
+        (["calibrate", "random-allocation", "--steps", "0", "--tv", "0.1"], "steps=0 must be >= 1"),
+        (["calibrate", "random-allocation", "--steps", "10", "--epochs", "0", "--tv", "0.1"], "epochs=0 must be >= 1"),
+        (["calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--step", "0"], "step=0 must be > 0"),
+        (
+            ["calibrate", "gaussian", "--tv", "0.1"],
+            "calibrate is implemented for random-allocation only, not mechanism=gaussian",
+        ),
+    ],
+)
+def test_calibrate_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err == f"certdp: error: {message}\n"
