@@ -44,6 +44,8 @@ def test_bounds_bracket_numeric_and_monte_carlo(m: int, e: int, sigma: str) -> N
 def test_a_coarse_grid_is_still_sound() -> None:
     pair = RandomAllocation(5, "1", 2)
     coarse = LatticeGrid(h=1 / 64, cap=64.0, l_min=0.25, l_max=6.0, eta=1 / 256, prec=96)
+    with pytest.raises(InvalidArgument, match="must be a power of two"):
+        LatticeGrid(h=0.001, cap=64.0, l_min=0.25, l_max=6.0, eta=1 / 256)
     up, low = tv_bound(pair, coarse, "upper"), tv_bound(pair, coarse, "lower")
     value = approx_tv_lattice(5, 2, "1").value
     assert low.bound.lower <= Fraction(value) <= up.bound.upper

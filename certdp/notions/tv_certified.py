@@ -59,6 +59,14 @@ class LatticeGrid:
     eta: float
     prec: int = 128
 
+    def __post_init__(self) -> None:
+        for name in ("h", "eta"):
+            v = getattr(self, name)
+            if not (v > 0 and math.frexp(v)[0] == 0.5):
+                raise InvalidArgument(f"{name}={v} must be a power of two (exact lattice points)")
+        if not (0 < self.l_min < 1 < self.l_max) or not self.cap > 0:
+            raise InvalidArgument(f"grid={asdict(self)} needs 0 < l_min < 1 < l_max and cap > 0")
+
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
 
@@ -174,7 +182,9 @@ def _step_masses_lower(t: Ball, tf: float, h: float, cap: float) -> list[Ball]:
             j = math.ceil(b / h)
             if j * h < b:
                 j += 1
-            p[min(j, k_top)] += m
+            while j >= len(p):  # never round down: grow the lattice instead
+                p.append(to_ball(0))
+            p[j] += m
         f_prev, g_prev = f, g
     return p
 

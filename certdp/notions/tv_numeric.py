@@ -117,14 +117,18 @@ def _log_lr_distribution(
 ) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Masses b under Q at Lambda = e^{k eta} after the two roundings, the indices k, lost and negative mass."""
     p, lost = _step_masses(t, h, cap)
-    # the tail of a sum of lognormals is that of its largest term: keep M + cap as well as 8M
-    smax = math.ceil(max(8 * m, m + cap) / h)
+    # keep epoch values L = S/M up to 1 + 9 sd + cap/M (the tail of a sum of lognormals is its
+    # largest term); what is dropped is counted as lost by the self-check
+    sd = math.sqrt(math.expm1(t * t) / m)
+    smax = int(math.ceil((1 + 9 * sd + cap / m) * m / h))
     s = _conv_power(p, m, smax + 1)
     neg = float(-s[s < 0].sum())
     s = np.clip(s, 0.0, None)
-    lost += max(0.0, 1.0 - lost - float(s.sum()))
-    values = h * np.arange(1, smax + 1) / m  # epoch likelihood ratios (atom 0 gives min = 0: dropped)
-    w = s[1:]
+    # drop the left tail up to a cumulative mass of 1e-15 (counted as lost); atom 0 always
+    i_min = max(1, int(np.searchsorted(np.cumsum(s), 1e-15)))
+    lost += max(0.0, 1.0 - lost - float(s[i_min:].sum()))
+    values = h * np.arange(i_min, smax + 1) / m  # epoch likelihood ratios kept
+    w = s[i_min:]
     j_lo = math.floor(math.log(values[0]) / eta)
     pos = np.log(values) / eta - j_lo
     j = np.floor(pos).astype(np.int64)
@@ -209,12 +213,19 @@ def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float =
         count += 1
         return approx_tv_lattice(m, e, s).value - target
 
-    a, b = s_coarse * (1 - 2e-4), s_coarse * (1 + 2e-4)
-    while fine(a) <= 0:
-        a *= 1 - 1e-3
-    while fine(b) > 0:
-        b *= 1 + 1e-3
-    root = brentq(fine, a, b, xtol=step / 20)
+    # secant from the coarse root: the fine function is smooth and the roots are close
+    x0, x1 = s_coarse, s_coarse * (1 + 1e-5)
+    f0, f1 = fine(x0), fine(x1)
+    root = x1
+    for _ in range(8):
+        if f1 == f0:
+            break
+        x2 = x1 - f1 * (x1 - x0) / (f1 - f0)
+        x0, f0, x1 = x1, f1, x2
+        f1 = fine(x1)
+        root = x1
+        if abs(x1 - x0) < step / 50:
+            break
     rounded = math.ceil(root / step - 1e-9) * step
     tv_rounded = fine(rounded) + target
     return ApproxSigma(root, rounded, tv_rounded, count)
