@@ -120,7 +120,7 @@ def _log_lr_distribution(
     # keep epoch values L = S/M up to 1 + 9 sd + cap/M (the tail of a sum of lognormals is its
     # largest term); what is dropped is counted as lost by the self-check
     sd = math.sqrt(math.expm1(t * t) / m)
-    smax = int(math.ceil((1 + 9 * sd + cap / m) * m / h))
+    smax = math.ceil((1 + 9 * sd + cap / m) * m / h)
     s = _conv_power(p, m, smax + 1)
     neg = float(-s[s < 0].sum())
     s = np.clip(s, 0.0, None)
