@@ -9,13 +9,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from fractions import Fraction
+from pathlib import Path
 from typing import NoReturn
 
 from certdp import __version__
-from certdp.calibrate import calibrate_tv
+from certdp.calibrate import calibrate_epsilon, calibrate_tv
+from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
+from certdp.cert.schema import validate
+from certdp.cert.verify import verify_bytes
+from certdp.cert.write import eps_check, finalize, make_body, tv_check
+from certdp.cert.write import write as write_certificate
 from certdp.enclose import DEFAULT_TARGET, Enclosure, Target
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
@@ -117,8 +124,8 @@ def _build() -> argparse.ArgumentParser:
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
             p.add_argument("--t", help="CGF argument t > 0")
-        if name == "eps":
-            p.add_argument("--delta", required=True, help="target delta in (0, 1)")
+        if name in ("eps", "calibrate"):
+            p.add_argument("--delta", required=name == "eps", help="target delta in (0, 1)")
         if name == "delta":
             p.add_argument("--eps", required=True, help="target epsilon >= 0")
         if name in ("eps", "delta"):
@@ -132,8 +139,11 @@ def _build() -> argparse.ArgumentParser:
             p.add_argument("--seed", default="0", help="monte-carlo: random seed (default 0)")
             p.add_argument("--width", default="1e-6", help="certified: target width of [lower, upper] (default 1e-6)")
         if name == "calibrate":
-            p.add_argument("--tv", required=True, help="TV target lambda in (0, 1): attack accuracy <= 1/2 + lambda/2")
+            p.add_argument("--tv", help="random-allocation: TV target in (0, 1); attack accuracy <= 1/2 + tv/2")
+            p.add_argument("--epsilon", help="subsampled-gaussian: epsilon target (with --delta)")
             p.add_argument("--step", default="1e-6", help="sigma is rounded up to a multiple of this (default 1e-6)")
+            p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
+            p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
         if name == "rho":
             p.add_argument(
                 "--method",
@@ -144,7 +154,83 @@ def _build() -> argparse.ArgumentParser:
         p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
         p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
+    k = sub.add_parser(
+        "keygen",
+        help="create an Ed25519 key pair for signing certificates",
+        description="Write a private key (mode 600) to OUT and its public half to OUT.pub.",
+        epilog="example:\n  certdp keygen --out project.key",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    k.add_argument("--out", required=True, help="private key path (OUT.pub receives the public key)")
+    k.add_argument("--json", action="store_true", help="print one JSON object")
+    g = sub.add_parser(
+        "sign",
+        help="sign a certificate file in place (atomically)",
+        epilog="example:\n  certdp sign cert.json --key project.key",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument("certificate", help="certificate file")
+    g.add_argument("--key", required=True, help="Ed25519 private key (PEM) from certdp keygen")
+    g.add_argument("--json", action="store_true", help="print one JSON object")
+    v = sub.add_parser(
+        "verify",
+        help="verify a certificate: schema, digest, signature, and recompute its claims",
+        epilog="exit codes: 0 valid, 1 invalid/tampered/refuted, 2 usage\n"
+        "example:\n  certdp verify cert.json --pubkey project.key.pub",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("certificate", help="certificate file")
+    v.add_argument("--pubkey", help="require a signature by this public key (.pub from certdp keygen)")
+    v.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def _run_keygen(args: argparse.Namespace) -> dict[str, object]:
+    priv, pub = keygen(Path(args.out))
+    return {
+        "quantity": "keygen",
+        "private_key": str(priv),
+        "public_key_file": str(pub),
+        "public_key": pub.read_text().strip(),
+    }
+
+
+def _read_certificate(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise InvalidArgument(f"certificate={path} cannot be read ({exc.__class__.__name__})") from None
+
+
+def _run_sign(args: argparse.Namespace) -> dict[str, object]:
+    key = load_private_key(Path(args.key))
+    data = _read_certificate(args.certificate)
+    try:
+        doc = json.loads(data)
+        validate(doc)
+    except (ValueError, CertificateInvalid) as exc:
+        raise CertificateInvalid(f"certificate={args.certificate} is malformed: {exc}") from None
+    if digest_hex(doc["body"]) != doc["digest"]["value"]:
+        raise CertificateInvalid("field digest/value: does not match the canonical body; refusing to sign")
+    signed = finalize(doc["body"], key)
+    write_certificate(Path(args.certificate), signed)
+    return {"quantity": "sign", "certificate": args.certificate, "public_key": signed["signature"]["public_key"]}
+
+
+def _run_verify(args: argparse.Namespace) -> dict[str, object]:
+    pub = load_public_key_b64(Path(args.pubkey)) if args.pubkey else None
+    data = _read_certificate(args.certificate)
+    start = time.perf_counter()
+    report = verify_bytes(data, pub)
+    return {
+        "quantity": "verify",
+        "certificate": args.certificate,
+        "status": report.status,
+        "signature": "signed" if report.signed_by else "unsigned",
+        "signed_by": report.signed_by,
+        "checks": report.checks,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
 
 
 def _pair(args: argparse.Namespace) -> PrivacyPair:
@@ -290,18 +376,107 @@ def _progress(args: argparse.Namespace) -> Iterator[Callable[[str, float], None]
 
 
 def _run_calibrate(args: argparse.Namespace) -> dict[str, object]:
-    if args.mechanism != "random-allocation":
-        raise Unsupported(f"calibrate is implemented for random-allocation only, not mechanism={args.mechanism}")
-    if args.steps is None:
-        raise InvalidArgument("steps is required for random-allocation (--steps M)")
-    with _progress(args) as note:
-        res = calibrate_tv(args.steps, args.epochs or "1", args.tv, args.step, progress=note)
-    return {"quantity": "calibration", "mechanism": args.mechanism, **res.to_dict()}
+    key = load_private_key(Path(args.sign)) if args.sign else None
+    if args.sign and not args.out:
+        raise InvalidArgument("sign needs --out: only a written certificate can be signed")
+    if args.mechanism == "random-allocation":
+        if args.steps is None:
+            raise InvalidArgument("steps is required for random-allocation (--steps M)")
+        if args.tv is None:
+            raise InvalidArgument("tv is required for random-allocation (--tv LAMBDA)")
+        with _progress(args) as note:
+            res = calibrate_tv(args.steps, args.epochs or "1", args.tv, args.step, progress=note)
+        rec: dict[str, object] = {"quantity": "calibration", "mechanism": args.mechanism, **res.to_dict()}
+        if args.out:
+            secs = {a["side"]: a.get("seconds") for a in res.attempts if a.get("certified")}
+            claim = tv_check(res.steps, res.epochs, res.sigma, "<=", res.tv, res.grid, res.tv_upper, secs.get("upper"))
+            refute = None
+            if res.tv_lower_at_miss is not None and res.miss_grid is not None:
+                refute = tv_check(
+                    res.steps,
+                    res.epochs,
+                    res.sigma_miss,
+                    ">",
+                    res.tv,
+                    res.miss_grid,
+                    res.tv_lower_at_miss,
+                    secs.get("lower"),
+                )
+            body = make_body(res.step, claim, refute, res.miss_reason)
+            write_certificate(Path(args.out), finalize(body, key))
+            rec["certificate"] = args.out
+        return rec
+    if args.mechanism == "subsampled-gaussian":
+        for need in ("q", "epsilon", "delta"):
+            if getattr(args, need) is None:
+                raise InvalidArgument(f"{need} is required to calibrate subsampled-gaussian (--{need})")
+        if args.sigma is not None:
+            raise InvalidArgument(f"sigma={args.sigma} is what calibrate computes; do not pass it")
+        res_e = calibrate_epsilon(
+            args.q, args.steps or "1", args.epsilon, args.delta, args.step, args.direction or "both"
+        )
+        rec = {
+            "quantity": "calibration",
+            "mechanism": args.mechanism,
+            "q": decimal_str(res_e.q),
+            "steps": res_e.steps,
+            "epsilon": decimal_str(res_e.eps),
+            "delta": decimal_str(res_e.delta),
+            "direction": res_e.direction,
+            "step": decimal_str(res_e.step),
+            "sigma": decimal_str(res_e.sigma),
+            "epsilon_upper": res_e.eps_at_sigma.upper_str(),
+            "sigma_miss": decimal_str(res_e.sigma_miss),
+            "epsilon_lower_at_miss": None if res_e.eps_at_miss is None else res_e.eps_at_miss.lower_str(),
+            "orders": list(res_e.orders),
+            "seconds": round(res_e.seconds, 3),
+        }
+        if args.out:
+            claim = eps_check(
+                res_e.q,
+                res_e.sigma,
+                res_e.direction,
+                res_e.steps,
+                res_e.delta,
+                "<=",
+                res_e.eps,
+                list(res_e.orders),
+                res_e.eps_at_sigma,
+            )
+            refute = None
+            if res_e.eps_at_miss is not None:
+                refute = eps_check(
+                    res_e.q,
+                    res_e.sigma_miss,
+                    res_e.direction,
+                    res_e.steps,
+                    res_e.delta,
+                    ">",
+                    res_e.eps,
+                    list(res_e.orders),
+                    res_e.eps_at_miss,
+                )
+            reason = None if refute else "the RDP epsilon one step below is not certified above the target"
+            body = make_body(
+                res_e.step,
+                claim,
+                refute,
+                reason,
+                notes="refutation: the RDP conversion over the recorded orders cannot certify the "
+                "target one step below (a statement about this accountant, not a DP violation)",
+            )
+            write_certificate(Path(args.out), finalize(body, key))
+            rec["certificate"] = args.out
+        return rec
+    raise Unsupported(
+        f"calibrate is implemented for random-allocation and subsampled-gaussian, not mechanism={args.mechanism}"
+    )
 
 
 def _run(args: argparse.Namespace) -> dict[str, object]:
-    if args.command == "calibrate":
-        return _run_calibrate(args)
+    simple = {"keygen": _run_keygen, "sign": _run_sign, "verify": _run_verify, "calibrate": _run_calibrate}
+    if args.command in simple:
+        return simple[args.command](args)
     pair = _pair(args)
     cmd = args.command
     inputs = _inputs(args, pair)
@@ -361,6 +536,26 @@ def _fmt(x: Fraction) -> str:
 
 
 def _human(rec: dict[str, object]) -> str:
+    if rec["quantity"] == "verify":
+        checks = "; ".join(
+            f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} (recomputed {c['recomputed']})"
+            for c in rec["checks"]
+        )  # type: ignore[union-attr]
+        who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
+        return f"{rec['certificate']}: valid, {who}\n  {checks}\n  {rec['seconds']} s"
+    if rec["quantity"] in ("keygen", "sign"):
+        return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")
+    if rec["quantity"] == "calibration" and rec["mechanism"] == "subsampled-gaussian":
+        miss = rec["epsilon_lower_at_miss"]
+        lines = [
+            f"subsampled-gaussian q={rec['q']} steps={rec['steps']} direction={rec['direction']}: "
+            f"target ({rec['epsilon']}, {rec['delta']})",
+            f"  sigma = {rec['sigma']}: certified epsilon <= {rec['epsilon_upper']} (RDP, {len(rec['orders'])} orders)",
+            f"  sigma = {rec['sigma_miss']}: " + (f"certified RDP epsilon >= {miss}" if miss else "miss not certified"),
+        ]
+        if rec.get("certificate"):
+            lines.append(f"  certificate written to {rec['certificate']}")
+        return "\n".join(lines)
     if rec["quantity"] == "calibration":
         return _human_calibration(rec)
     if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
@@ -402,6 +597,8 @@ def _human_calibration(rec: dict[str, object]) -> str:
         lines.append(f"  sigma = {rec['sigma_miss']}: miss NOT certified ({rec['miss_reason']})")
     lines.append(f"  numeric exact sigma {rec['exact_sigma']}, closed-form sigma {rec['closed_form_sigma']}")
     lines.append(f"  {rec['seconds']} s")
+    if rec.get("certificate"):
+        lines.append(f"  certificate written to {rec['certificate']}")
     return "\n".join(lines)
 
 

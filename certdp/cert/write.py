@@ -1,0 +1,124 @@
+"""Building, signing and writing certificates (format v1)."""
+
+from __future__ import annotations
+
+import json
+import time
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from certdp import __version__
+from certdp.cert.crypto import atomic_write, digest_hex, sign_body
+from certdp.cert.schema import FORMAT, validate
+from certdp.enclose import FLINT_VERSION, PYTHON_FLINT_VERSION, Enclosure
+from certdp.pairs.params import decimal_str
+
+
+def exact_float(x: float) -> str:
+    """The exact decimal expansion of a float (so that float(text) == x)."""
+    return format(Decimal(x), "f")
+
+
+def result_record(enc: Enclosure, seconds: float | None = None) -> dict[str, Any]:
+    d = enc.to_dict()
+    out: dict[str, Any] = {k: d[k] for k in ("lower", "upper", "lower_dyadic", "upper_dyadic")}
+    if seconds is not None:
+        out["seconds"] = round(seconds, 3)
+    return out
+
+
+def tv_check(
+    steps: int,
+    epochs: int,
+    sigma: Fraction,
+    relation: str,
+    threshold: Fraction,
+    grid: Any,
+    enc: Enclosure,
+    seconds: float | None,
+) -> dict[str, Any]:
+    return {
+        "mechanism": {
+            "name": "random-allocation",
+            "params": {"steps": str(steps), "epochs": str(epochs), "sigma": decimal_str(sigma)},
+        },
+        "quantity": "tv",
+        "relation": relation,
+        "threshold": decimal_str(threshold),
+        "method": {
+            "name": "lattice-upper" if relation == "<=" else "lattice-lower",
+            "prec_bits": grid.prec,
+            "grid": {k: exact_float(v) for k, v in grid.to_dict().items() if k != "prec"},
+        },
+        "result": result_record(enc, seconds),
+    }
+
+
+def eps_check(
+    q: Fraction,
+    sigma: Fraction,
+    direction: str,
+    steps: int,
+    delta: Fraction,
+    relation: str,
+    threshold: Fraction,
+    orders: list[int],
+    enc: Enclosure,
+) -> dict[str, Any]:
+    return {
+        "mechanism": {
+            "name": "subsampled-gaussian",
+            "steps": steps,
+            "params": {"q": decimal_str(q), "sigma": decimal_str(sigma), "direction": direction},
+        },
+        "quantity": "epsilon",
+        "relation": relation,
+        "threshold": decimal_str(threshold),
+        "delta": decimal_str(delta),
+        "method": {"name": "rdp-orders", "prec_bits": enc.prec_bits, "orders": orders},
+        "result": result_record(enc),
+    }
+
+
+def make_body(
+    step: Fraction,
+    claim: dict[str, Any],
+    refutation: dict[str, Any] | None,
+    reason: str | None,
+    notes: str | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "certdp_version": __version__,
+        "python_flint_version": str(PYTHON_FLINT_VERSION),
+        "flint_version": str(FLINT_VERSION),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "step": decimal_str(step),
+        "claim": claim,
+        "refutation": refutation,
+    }
+    if refutation is None and reason:
+        body["refutation_missing_reason"] = reason
+    if notes:
+        body["notes"] = notes
+    return body
+
+
+def finalize(body: dict[str, Any], key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
+    """The full certificate: body, its SHA-256 digest and (if a key is given) its Ed25519 signature."""
+    doc = {
+        "format": FORMAT,
+        "body": body,
+        "digest": {"alg": "sha256", "value": digest_hex(body)},
+        "signature": None if key is None else sign_body(body, key),
+    }
+    validate(doc)
+    return doc
+
+
+def write(path: Path, doc: dict[str, Any]) -> None:
+    """Write a certificate atomically (temporary file, then rename)."""
+    atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode())

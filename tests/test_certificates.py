@@ -1,0 +1,230 @@
+"""Certificates: format, signing, verification by recomputation, tamper resistance."""
+
+from __future__ import annotations
+
+import copy
+import json
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from certdp.cert.crypto import digest_hex
+from certdp.cert.write import finalize
+from certdp.cli import main
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("cert")
+    key = d / "k.key"
+    assert main(["keygen", "--out", str(key), "--json"]) == 0
+    other = d / "other.key"
+    assert main(["keygen", "--out", str(other), "--json"]) == 0
+    cert = d / "eps.json"
+    argv = [
+        "calibrate",
+        "subsampled-gaussian",
+        "--q",
+        "0.05",
+        "--steps",
+        "100",
+        "--epsilon",
+        "3",
+        "--delta",
+        "1e-5",
+        "--out",
+        str(cert),
+        "--sign",
+        str(key),
+        "--json",
+    ]
+    assert main(argv) == 0
+    ra = d / "ra.json"
+    argv = [
+        "calibrate",
+        "random-allocation",
+        "--steps",
+        "10",
+        "--epochs",
+        "2",
+        "--tv",
+        "0.2",
+        "--step",
+        "1e-4",
+        "--out",
+        str(ra),
+        "--sign",
+        str(key),
+        "--json",
+    ]
+    assert main(argv) == 0
+    return {"key": key, "pub": Path(str(key) + ".pub"), "other_pub": Path(str(other) + ".pub"), "eps": cert, "ra": ra}
+
+
+def verify(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
+    code = main(["verify", str(path), *extra, "--json"])
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out + err
+
+
+def test_key_file_modes(signed: dict[str, Path]) -> None:
+    assert stat.S_IMODE(signed["key"].stat().st_mode) == 0o600
+    assert len(signed["pub"].read_text().strip()) == 44
+
+
+def test_valid_certificates_verify(signed: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("eps", "ra"):
+        code, out = verify(signed[name], capsys, "--pubkey", str(signed["pub"]))
+        assert code == 0, out
+        rec = json.loads(out)
+        assert rec["status"] == "valid" and rec["signature"] == "signed" and len(rec["checks"]) == 2
+
+
+def test_random_allocation_verify_is_not_slower_than_certification(
+    signed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(signed["ra"].read_text())
+    certify = doc["body"]["claim"]["result"]["seconds"] + doc["body"]["refutation"]["result"]["seconds"]
+    code, out = verify(signed["ra"], capsys)
+    assert code == 0
+    assert json.loads(out)["seconds"] <= certify * 1.5 + 1.0  # same computation, plus parsing
+
+
+def _rewrite(doc: dict, path: Path, resign: bool = False) -> None:
+    if resign:  # re-digest so that only the recomputation can catch the lie
+        doc = finalize(doc["body"])
+    path.write_text(json.dumps(doc))
+
+
+def test_false_claim_is_refuted(signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads(signed["ra"].read_text())
+    doc["body"]["claim"]["threshold"] = "0.19"  # claim a tighter target than the sigma meets
+    bad = tmp_path / "false.json"
+    _rewrite(doc, bad, resign=True)
+    code, out = verify(bad, capsys)
+    assert code == 1 and "refuted" in out and "claim" in out
+
+
+def test_false_epsilon_claim_is_refuted(
+    signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(signed["eps"].read_text())
+    doc["body"]["claim"]["threshold"] = "2.9"
+    bad = tmp_path / "false.json"
+    _rewrite(doc, bad, resign=True)
+    code, out = verify(bad, capsys)
+    assert code == 1 and "refuted" in out
+
+
+def _paths(obj: object, prefix: tuple = ()) -> list[tuple]:
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in _paths(v, (*prefix, k))] or [prefix]
+    if isinstance(obj, list):
+        return [p for i, v in enumerate(obj) for p in _paths(v, (*prefix, i))] or [prefix]
+    return [prefix]
+
+
+def _set(doc: dict, path: tuple, value: object) -> None:
+    cur = doc
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+
+
+def _get(doc: dict, path: tuple) -> object:
+    cur = doc
+    for p in path:
+        cur = cur[p]
+    return cur
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_body_mutation_fails_with_exit_1(
+    signed: dict[str, Path], tmp_path: Path, data: st.DataObject, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(signed["eps"].read_text())
+    leaves = [("body", *p) for p in _paths(doc["body"])]
+    path = data.draw(st.sampled_from(leaves))
+    old = _get(doc, path)
+    new = data.draw(
+        st.one_of(st.text(max_size=5), st.integers(-5, 10**6), st.none(), st.booleans()).filter(
+            lambda v: (v != old and type(v) is not type(old)) or v != old
+        )
+    )
+    _set(doc, path, new)
+    bad = tmp_path / "m.json"
+    bad.write_text(json.dumps(doc))
+    code, out = verify(bad, capsys)
+    assert code == 1, (path, new, out)
+    assert "field" in out
+
+
+@pytest.mark.parametrize("what", ["digit", "sigma", "drop-signature", "swap-key", "truncate", "garbage"])
+def test_named_tampering(
+    what: str, signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = signed["eps"].read_text()
+    doc = json.loads(text)
+    extra: list[str] = []
+    if what == "digit":
+        up = doc["body"]["claim"]["result"]["upper"]
+        doc["body"]["claim"]["result"]["upper"] = up[:-1] + ("1" if up[-1] != "1" else "2")
+        text = json.dumps(doc)
+    elif what == "sigma":
+        doc["body"]["claim"]["mechanism"]["params"]["sigma"] = "0.7"
+        text = json.dumps(doc)
+    elif what == "drop-signature":
+        doc["signature"] = None
+        text = json.dumps(doc)
+        extra = ["--pubkey", str(signed["pub"])]
+    elif what == "swap-key":
+        extra = ["--pubkey", str(signed["other_pub"])]
+    elif what == "truncate":
+        text = text[: len(text) // 2]
+    else:
+        text = "\x00\xffnot json"
+    bad = tmp_path / "t.json"
+    bad.write_text(text, errors="surrogateescape") if what != "garbage" else bad.write_bytes(b"\x00\xffnot json")
+    code, out = verify(bad, capsys, *extra)
+    assert code == 1, out
+    assert "field" in out
+
+
+def test_unsigned_is_reported_and_sign_adds_a_signature(
+    signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = json.loads(signed["eps"].read_text())
+    unsigned = finalize(doc["body"])
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps(unsigned))
+    code, out = verify(path, capsys)
+    assert code == 0 and json.loads(out)["signature"] == "unsigned"
+    assert main(["sign", str(path), "--key", str(signed["key"]), "--json"]) == 0
+    capsys.readouterr()
+    code, out = verify(path, capsys, "--pubkey", str(signed["pub"]))
+    assert code == 0 and json.loads(out)["signature"] == "signed"
+    assert digest_hex(json.loads(path.read_text())["body"]) == unsigned["digest"]["value"]
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["verify", str(tmp_path / "missing.json")]) == 2
+    key = tmp_path / "k"
+    assert main(["keygen", "--out", str(key)]) == 0
+    assert main(["keygen", "--out", str(key)]) == 2  # never overwrite a key
+    assert main(["calibrate", "subsampled-gaussian", "--q", "0.01", "--steps", "10", "--epsilon", "3"]) == 2
+    assert main(["sign", str(tmp_path / "missing.json"), "--key", str(key)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "delta is required" in err
+
+
+def test_certificate_is_written_atomically(signed: dict[str, Path]) -> None:
+    leftovers = [p for p in signed["eps"].parent.iterdir() if p.name.startswith(".")]
+    assert leftovers == []
+    doc = json.loads(signed["eps"].read_text())
+    assert doc["format"] == "certdp-certificate/1" and doc["body"]["flint_version"]
+    assert copy.deepcopy(doc["body"]["claim"]["method"]["orders"])[:3] == [2, 3, 4]
