@@ -84,9 +84,9 @@ def _check(name: str, check: dict[str, Any]) -> dict[str, str]:
     }
 
 
-def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
-    """Verify a parsed certificate. Contract: returns only if every step above passes; otherwise
-    raises CertificateInvalid naming the first failing field."""
+def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
+    """Schema, digest and signature only (no recomputation); returns the signer's key or None.
+    Raises CertificateInvalid naming the first failing field."""
     validate(doc)
     body = doc["body"]
     if digest_hex(body) != doc["digest"]["value"]:
@@ -99,10 +99,19 @@ def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
         check_signature(body, sig)
         if pubkey_b64 is not None and sig["public_key"] != pubkey_b64:
             raise CertificateInvalid("field signature/public_key: signed by a different key than --pubkey")
+    return None if sig is None else sig["public_key"]
+
+
+def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
+    """Verify a parsed certificate. Contract: returns only if the integrity checks pass and every
+    recomputed check proves its claim; otherwise raises CertificateInvalid naming the first
+    failing field."""
+    signer = check_integrity(doc, pubkey_b64)
+    body = doc["body"]
     checks = [_check("claim", body["claim"])]
     if body["refutation"] is not None:
         checks.append(_check("refutation", body["refutation"]))
-    return VerifyReport("valid", None if sig is None else sig["public_key"], checks)
+    return VerifyReport("valid", signer, checks)
 
 
 def verify_bytes(data: bytes, pubkey_b64: str | None = None) -> VerifyReport:

@@ -1,0 +1,45 @@
+"""Command-line interface: ``certdp <command> <mechanism> --param value ... [--json]``.
+
+Exit codes: 0 ok; 1 a check failed or was refuted; 2 bad usage or input; 3 precision exhausted
+or undecided. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Sequence
+
+from certdp.cli.parser import build_parser
+from certdp.cli.render import render
+from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
+from certdp.cli.run_notions import run_notion
+from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
+
+EXIT = {InvalidArgument: 2, Unsupported: 2, PrecisionExhausted: 3, Undecided: 3, CertificateInvalid: 1}
+
+
+def _exit_code(exc: CertdpError) -> int:
+    for cls, code in EXIT.items():
+        if isinstance(exc, cls):
+            return code
+    return 1
+
+
+def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print) -> int:
+    """Entry point of the ``certdp`` console script; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    simple = {"keygen": run_keygen, "sign": run_sign, "verify": run_verify, "calibrate": run_calibrate}
+    try:
+        rec = simple[args.command](args) if args.command in simple else run_notion(args)
+    except CertdpError as exc:
+        sys.stderr.write(f"certdp: error: {exc}\n")
+        return _exit_code(exc)
+    out(json.dumps(rec) if args.json else render(rec))
+    return 0
+
+
+def main_entry() -> None:
+    """Console-script wrapper: exit with :func:`main`'s code."""
+    raise SystemExit(main())

@@ -1,0 +1,162 @@
+"""Argument parsing: commands, mechanisms, parameters and their help (with examples)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from certdp import __version__
+from certdp.pairs import DIRECTIONS, MECHANISMS
+
+PLANNED = {
+    "gaussian-mixture": "issue 5",
+    "student-t": "issue 5",
+    "generalized-gaussian": "issue 5",
+}
+
+PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
+    "sigma": (
+        ("gaussian", "discrete-gaussian", "subsampled-gaussian", "random-allocation"),
+        "noise scale sigma > 0 (noise multiplier for subsampled-gaussian)",
+    ),
+    "shift": (
+        ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian"),
+        "sensitivity shift (default 1; integer >= 1 for discrete mechanisms)",
+    ),
+    "scale": (("laplace",), "Laplace scale b > 0 (default 1)"),
+    "a": (("discrete-laplace",), "discrete Laplace decay a > 0 (mass proportional to e^{-a|z|})"),
+    "q": (("subsampled-gaussian",), "Poisson sampling rate q in (0, 1]"),
+}
+
+REQUIRED = {
+    "gaussian": ("sigma",),
+    "laplace": (),
+    "discrete-laplace": ("a",),
+    "discrete-gaussian": ("sigma",),
+    "subsampled-gaussian": ("q", "sigma"),
+    "random-allocation": ("sigma",),
+}
+
+EXAMPLES = {
+    "cgf": "certdp cgf laplace --shift 0.7 --t 2 --json",
+    "rdp": "certdp rdp subsampled-gaussian --q 0.01 --sigma 0.8 --order 3 --json",
+    "kl": "certdp kl discrete-laplace --a 0.5 --shift 2",
+    "rho": "certdp rho laplace --shift 0.7 --json",
+    "gap": "certdp gap laplace --shift 0.5 --t 1",
+    "eps": "certdp eps subsampled-gaussian --q 0.01 --sigma 1.0 --steps 500 --delta 1e-5",
+    "delta": "certdp delta gaussian --sigma 2 --steps 10 --eps 1 --via zcdp",
+    "tv": "certdp tv random-allocation --steps 100 --epochs 10 --sigma 1.426215 --method exact",
+    "calibrate": "certdp calibrate random-allocation --steps 100 --epochs 10 --tv 0.1",
+}
+
+HELP = {
+    "cgf": "certified CGF K(t) = t D_{t+1}(P||Q)",
+    "rdp": "certified Renyi divergence D_alpha(P||Q)",
+    "kl": "certified KL divergence KL(P||Q)",
+    "rho": "certified zCDP parameter rho = sup_t K(t)/(t(t+1))",
+    "gap": "certified zCDP-RDP gap Gamma(t) = rho t(t+1) - K(t)",
+    "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
+    "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
+    "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
+    "calibrate": "certified sigma for a TV target (random allocation): meets it, and one step less misses it",
+}
+
+TV_METHODS = ("closed-form", "exact", "monte-carlo", "certified")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"certdp: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="certdp",
+        description="Certified differential-privacy accounting: every number is a rigorous ball-arithmetic enclosure.",
+        epilog="example:\n  " + EXAMPLES["eps"],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"certdp {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+    sub.required = True
+    mech_names = ", ".join(MECHANISMS)
+    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate"):
+        p = sub.add_parser(
+            name,
+            help=HELP[name],
+            description=HELP[name] + ".",
+            epilog=f"mechanisms: {mech_names}\nexample:\n  {EXAMPLES[name]}",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        p.add_argument("mechanism", help="mechanism name (kebab-case)")
+        for param, (mechs, text) in PARAMS.items():
+            p.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
+        p.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
+        p.add_argument(
+            "--steps",
+            default=None,
+            help="number of composed runs (default 1); for random-allocation: steps M per epoch",
+        )
+        p.add_argument("--epochs", default=None, help="random-allocation: number of epochs E (default 1)")
+        if name in ("cgf", "rdp", "gap"):
+            p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
+            p.add_argument("--t", help="CGF argument t > 0")
+        if name in ("eps", "calibrate"):
+            p.add_argument("--delta", required=name == "eps", help="target delta in (0, 1)")
+        if name == "delta":
+            p.add_argument("--eps", required=True, help="target epsilon >= 0")
+        if name in ("eps", "delta"):
+            p.add_argument(
+                "--via", default="rdp", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)"
+            )
+            p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
+        if name == "tv":
+            p.add_argument("--method", default="closed-form", choices=TV_METHODS, help="how TV is computed")
+            p.add_argument("--samples", default="200000", help="monte-carlo: number of draws (default 200000)")
+            p.add_argument("--seed", default="0", help="monte-carlo: random seed (default 0)")
+            p.add_argument("--width", default="1e-6", help="certified: target width of [lower, upper] (default 1e-6)")
+        if name == "calibrate":
+            p.add_argument("--tv", help="random-allocation: TV target in (0, 1); attack accuracy <= 1/2 + tv/2")
+            p.add_argument("--epsilon", help="subsampled-gaussian: epsilon target (with --delta)")
+            p.add_argument("--step", default="1e-6", help="sigma is rounded up to a multiple of this (default 1e-6)")
+            p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
+            p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
+        if name == "rho":
+            p.add_argument(
+                "--method",
+                default="auto",
+                choices=("auto", "closed-form", "search"),
+                help="how rho is certified (default auto)",
+            )
+        p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
+        p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
+    k = sub.add_parser(
+        "keygen",
+        help="create an Ed25519 key pair for signing certificates",
+        description="Write a private key (mode 600) to OUT and its public half to OUT.pub.",
+        epilog="example:\n  certdp keygen --out project.key",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    k.add_argument("--out", required=True, help="private key path (OUT.pub receives the public key)")
+    k.add_argument("--json", action="store_true", help="print one JSON object")
+    g = sub.add_parser(
+        "sign",
+        help="sign a certificate file in place (atomically)",
+        epilog="example:\n  certdp sign cert.json --key project.key",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    g.add_argument("certificate", help="certificate file")
+    g.add_argument("--key", required=True, help="Ed25519 private key (PEM) from certdp keygen")
+    g.add_argument("--json", action="store_true", help="print one JSON object")
+    v = sub.add_parser(
+        "verify",
+        help="verify a certificate: schema, digest, signature, and recompute its claims",
+        epilog="exit codes: 0 valid, 1 invalid/tampered/refuted, 2 usage\n"
+        "example:\n  certdp verify cert.json --pubkey project.key.pub",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    v.add_argument("certificate", help="certificate file")
+    v.add_argument("--pubkey", help="require a signature by this public key (.pub from certdp keygen)")
+    v.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser

@@ -1,0 +1,87 @@
+"""Human-readable output of the command records (--json prints the records themselves)."""
+
+from __future__ import annotations
+
+
+def render(rec: dict[str, object]) -> str:
+    if rec["quantity"] == "verify":
+        checks = "; ".join(
+            f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} (recomputed {c['recomputed']})"
+            for c in rec["checks"]
+        )  # type: ignore[union-attr]
+        who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
+        return f"{rec['certificate']}: valid, {who}\n  {checks}\n  {rec['seconds']} s"
+    if rec["quantity"] in ("keygen", "sign"):
+        return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")
+    if rec["quantity"] == "calibration" and rec["mechanism"] == "subsampled-gaussian":
+        miss = rec["epsilon_lower_at_miss"]
+        lines = [
+            f"subsampled-gaussian q={rec['q']} steps={rec['steps']} direction={rec['direction']}: "
+            f"target ({rec['epsilon']}, {rec['delta']})",
+            f"  sigma = {rec['sigma']}: certified epsilon <= {rec['epsilon_upper']} (RDP, {len(rec['orders'])} orders)",
+            f"  sigma = {rec['sigma_miss']}: " + (f"certified RDP epsilon >= {miss}" if miss else "miss not certified"),
+        ]
+        if rec.get("certificate"):
+            lines.append(f"  certificate written to {rec['certificate']}")
+        return "\n".join(lines)
+    if rec["quantity"] == "calibration":
+        return render_calibration(rec)
+    if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
+        return render_tv(rec)
+    params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
+    head = f"{rec['quantity']} of {rec['mechanism']}({params})"
+    if "epochs" in rec:
+        pass  # random-allocation: steps and epochs are parameters, shown above
+    elif rec.get("steps", 1) != 1:
+        head += f" composed {rec['steps']} times"
+    shown = {"epsilon": ("delta",), "delta": ("eps",)}.get(str(rec["quantity"]), ("order",))
+    for key in shown:
+        if rec.get(key) is not None:
+            head += f", {key}={rec[key]}"
+    lines = [
+        head,
+        f"  enclosure [{rec['lower']}, {rec['upper']}]",
+        f"  width {rec['width']}  ({rec['prec_bits']} bits)",
+    ]
+    if rec["quantity"] in ("epsilon", "delta"):
+        q = rec["quantity"]
+        lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
+    if rec["quantity"] == "rho":
+        lines.append(
+            f"  method {rec['method']}" + (f", sup approached at {rec['sup_at']}" if rec.get("sup_at") else "")
+        )
+    return "\n".join(lines)
+
+
+def render_calibration(rec: dict[str, object]) -> str:
+    lines = [
+        f"random-allocation M={rec['steps']} E={rec['epochs']}, target TV <= {rec['tv']} "
+        f"(attack accuracy <= {0.5 + float(rec['tv']) / 2:g})",
+        f"  sigma = {rec['sigma']}: certified TV <= {rec['tv_upper']}",
+    ]
+    if rec["tv_lower_at_miss"] is not None:
+        lines.append(f"  sigma = {rec['sigma_miss']} misses: certified TV >= {rec['tv_lower_at_miss']}")
+    else:
+        lines.append(f"  sigma = {rec['sigma_miss']}: miss NOT certified ({rec['miss_reason']})")
+    lines.append(f"  numeric exact sigma {rec['exact_sigma']}, closed-form sigma {rec['closed_form_sigma']}")
+    lines.append(f"  {rec['seconds']} s")
+    if rec.get("certificate"):
+        lines.append(f"  certificate written to {rec['certificate']}")
+    return "\n".join(lines)
+
+
+def render_tv(rec: dict[str, object]) -> str:
+    params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
+    head = f"total variation of random-allocation({params}), method {rec['method']}"
+    if rec.get("certified") and rec["quantity"] == "tv":
+        return "\n".join([head, f"  certified {rec['tv_lower']} <= TV <= {rec['tv_upper']}  ({rec['seconds']} s)"])
+    if rec.get("certified"):
+        return "\n".join(
+            [
+                head,
+                f"  certified TV upper bound U(c_E) = {rec['tv_upper']}  (enclosure [{rec['lower']}, {rec['upper']}])",
+                f"  membership-attack accuracy <= {rec['accuracy_upper']}, chi^2 c_E <= {rec['chi2_upper']}",
+            ]
+        )
+    extra = f"error estimate {rec['error_estimate']}" if "error_estimate" in rec else f"standard error {rec['stderr']}"
+    return "\n".join([head, f"  NOT certified: TV ~ {rec['value']}  ({extra})"])

@@ -1,0 +1,144 @@
+"""Runners of the enclosure commands (cgf, rdp, kl, rho, gap, eps, delta) and of tv."""
+
+from __future__ import annotations
+
+import argparse
+
+from certdp.cli.common import (
+    enclosure_record,
+    fmt_exact,
+    input_record,
+    order_or_t,
+    pair_from_args,
+    progress_bar,
+    target_from_args,
+)
+from certdp.enclose import DEFAULT_TARGET, Enclosure
+from certdp.errors import InvalidArgument, Unsupported
+from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
+from certdp.notions.tv_certified import auto_grid, tv_bound
+from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
+from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
+from certdp.pairs import PrivacyPair, RandomAllocation
+from certdp.pairs.params import integer, real
+
+
+def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
+    if not isinstance(pair, RandomAllocation):
+        raise Unsupported(f"tv is implemented for random-allocation only, not mechanism={args.mechanism}")
+    method = args.method
+    inputs["method"] = method
+    if method == "certified":
+        width = float(real("width", args.width, gt=0, lt=1))
+        numeric = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+        grid = auto_grid(pair, width / 2, ref=numeric)
+        with progress_bar(args) as note:
+            up = tv_bound(pair, grid, "upper", note)
+            low = tv_bound(pair, grid, "lower", note)
+        enc = Enclosure.from_bounds(low.bound.lower, up.bound.upper, grid.prec)
+        return enclosure_record(
+            "tv",
+            enc,
+            inputs,
+            certified=True,
+            tv_upper=enc.upper_str(),
+            tv_lower=enc.lower_str(),
+            grid=grid.to_dict(),
+            seconds=round(up.seconds + low.seconds, 3),
+        )
+    if method == "closed-form":
+        target = target_from_args(args, DEFAULT_TARGET)
+        enc = tv_upper_closed_form(pair, target)
+        acc = attack_accuracy_upper(pair, target)
+        chi2 = chi2_epochs(pair, target)
+        return enclosure_record(
+            "tv_upper",
+            enc,
+            inputs,
+            certified=True,
+            tv_upper=enc.upper_str(),
+            accuracy_upper=acc.upper_str(),
+            chi2_upper=chi2.upper_str(),
+        )
+    if method == "exact":
+        res = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+        lo, hi = res.value - res.error_estimate, res.value + res.error_estimate
+        return {
+            "quantity": "tv",
+            "certified": False,
+            "value": f"{res.value:.12g}",
+            "lower": f"{lo:.12g}",
+            "upper": f"{hi:.12g}",
+            "error_estimate": f"{res.error_estimate:.3g}",
+            "grid": res.grid,
+            **inputs,
+        }
+    n = integer("samples", args.samples, ge=2)
+    seed = integer("seed", args.seed, ge=0)
+    est, se = approx_tv_monte_carlo(pair.steps, pair.epochs, pair.sigma, n=n, seed=seed)
+    return {
+        "quantity": "tv",
+        "certified": False,
+        "value": f"{est:.12g}",
+        "stderr": f"{se:.3g}",
+        "lower": f"{est - 4 * se:.12g}",
+        "upper": f"{est + 4 * se:.12g}",
+        "samples": n,
+        "seed": seed,
+        **inputs,
+    }
+
+
+def run_notion(args: argparse.Namespace) -> dict[str, object]:
+    pair = pair_from_args(args)
+    cmd = args.command
+    inputs = input_record(args, pair)
+    if cmd == "tv":
+        return run_tv(args, pair, inputs)
+    if cmd in ("cgf", "rdp", "gap"):
+        kind, value = order_or_t(args)
+        target = target_from_args(args, DEFAULT_TARGET)
+        if kind == "order":
+            alpha = real("order", value, gt=1)
+            t = alpha - 1
+        else:
+            t = real("t", value, gt=0)
+            alpha = t + 1
+        inputs.update({"order": fmt_exact(alpha), "t": fmt_exact(t)})
+        if cmd == "cgf":
+            enc = cgf(pair, t, target)
+        elif cmd == "rdp":
+            enc = rdp(pair, alpha, target)
+        else:
+            enc = gap(pair, t, target)
+        return enclosure_record(cmd, enc, inputs)
+    if cmd == "kl":
+        return enclosure_record("kl", kl(pair, target_from_args(args, DEFAULT_TARGET)), inputs)
+    if cmd == "rho":
+        res = rho_detail(pair, target_from_args(args, DEFAULT_TARGET), method=args.method)
+        arg = res.argmax
+        where = None if arg is None else ("t->0" if arg == 0 else "t->inf" if arg == float("inf") else f"{arg:.6g}")
+        return enclosure_record("rho", res.enclosure, inputs, method=res.method, sup_at=where)
+    orders = None
+    if args.orders is not None:
+        orders = [o.strip() for o in args.orders.split(",") if o.strip()]
+        if not orders:
+            raise InvalidArgument(f"orders={args.orders} must list at least one order")
+    target = target_from_args(args, CONVERSION_TARGET)
+    if cmd == "eps":
+        res = epsilon(pair, args.delta, via=args.via, orders=orders, target=target)
+        inputs["delta"] = args.delta
+        name = "epsilon"
+    else:
+        res = delta(pair, args.eps, via=args.via, orders=orders, target=target)
+        inputs["eps"] = args.eps
+        name = "delta"
+    extra: dict[str, object] = {
+        name: res.enclosure.upper_str(),
+        "via": res.via,
+        "order": None if res.order == float("inf") else f"{res.order:.17g}",
+        "grid": res.grid,
+    }
+    if res.orders is not None:
+        extra["orders"] = [fmt_exact(o) for o in res.orders]
+    return enclosure_record(name, res.enclosure, inputs, **extra)
