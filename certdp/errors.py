@@ -38,12 +38,18 @@ class CertificateInvalid(CertdpError):
 
 
 def fmt_value(value: object) -> str:
-    """Render a parameter value for an error message (``sigma=-1``, ``q=nan``)."""
+    """Render a parameter value for an error message (``sigma=-1``, ``q=nan``).
+
+    Contract: integral floats print without a fraction; other values as str().
+    """
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return str(value)
 
 
 def invalid(name: str, value: object, requirement: str) -> InvalidArgument:
-    """Build the canonical one-line error ``name=value requirement``."""
+    """Build the canonical one-line error ``name=value requirement``.
+
+    Contract: an InvalidArgument whose message is ``name=value requirement``.
+    """
     return InvalidArgument(f"{name}={fmt_value(value)} {requirement}")

@@ -42,6 +42,7 @@ class CalibrationResult:
     attempts: list[dict[str, object]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, object]:
+        """Contract: exact decimal strings of every field; bounds rounded outward."""
         return {
             "steps": self.steps,
             "epochs": self.epochs,

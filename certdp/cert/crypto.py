@@ -17,11 +17,15 @@ from certdp.errors import CertificateInvalid, InvalidArgument
 
 
 def canonical_bytes(body: dict[str, Any]) -> bytes:
-    """RFC 8785 canonical JSON of the body: what the digest and the signature cover."""
+    """RFC 8785 canonical JSON of the body: what the digest and the signature cover.
+
+    Contract: RFC 8785 (JCS) bytes: equal bodies give equal bytes.
+    """
     return rfc8785.dumps(body)
 
 
 def digest_hex(body: dict[str, Any]) -> str:
+    """Contract: SHA-256 of canonical_bytes(body), lower-case hex."""
     return hashlib.sha256(canonical_bytes(body)).hexdigest()
 
 
@@ -30,6 +34,7 @@ def _b64(data: bytes) -> str:
 
 
 def public_key_b64(key: Ed25519PublicKey) -> str:
+    """Contract: base64 of the 32 raw public-key bytes."""
     return _b64(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw))
 
 
@@ -37,6 +42,8 @@ def keygen(out: Path) -> tuple[Path, Path]:
     """Write a new Ed25519 private key (PEM, mode 600) to ``out`` and its public half (base64) to ``out``.pub.
 
     Both files are written atomically; an existing private key is never overwritten.
+
+    Contract: the private key file has mode 600 and is never overwritten.
     """
     if out.exists():
         raise InvalidArgument(f"out={out} already exists: refusing to overwrite a key")
@@ -49,6 +56,7 @@ def keygen(out: Path) -> tuple[Path, Path]:
 
 
 def load_private_key(path: Path) -> Ed25519PrivateKey:
+    """Contract: returns an Ed25519 key or raises InvalidArgument naming the file."""
     try:
         key = serialization.load_pem_private_key(path.read_bytes(), password=None)
     except (OSError, ValueError) as exc:
@@ -59,7 +67,10 @@ def load_private_key(path: Path) -> Ed25519PrivateKey:
 
 
 def load_public_key_b64(path: Path) -> str:
-    """Base64 raw public key from a .pub file written by :func:`keygen` (or a private key file)."""
+    """Base64 raw public key from a .pub file written by :func:`keygen` (or a private key file).
+
+    Contract: returns a valid base64 Ed25519 public key or raises InvalidArgument.
+    """
     try:
         text = path.read_text().strip()
     except OSError as exc:
@@ -75,6 +86,7 @@ def load_public_key_b64(path: Path) -> str:
 
 
 def sign_body(body: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, str]:
+    """Contract: an Ed25519 signature of canonical_bytes(body) with the signer's public key."""
     return {
         "alg": "ed25519",
         "public_key": public_key_b64(key.public_key()),
@@ -83,7 +95,10 @@ def sign_body(body: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, str]:
 
 
 def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
-    """Raise CertificateInvalid unless ``signature`` is a valid Ed25519 signature of the body."""
+    """Raise CertificateInvalid unless ``signature`` is a valid Ed25519 signature of the body.
+
+    Contract: returns only if the signature verifies over canonical_bytes(body).
+    """
     try:
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(signature["public_key"]))
         key.verify(base64.b64decode(signature["value"]), canonical_bytes(body))
@@ -92,7 +107,10 @@ def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it: never half-written."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it: never half-written.
+
+    Contract: ``path`` holds either its old content or all of ``data``, never a part.
+    """
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
     try:

@@ -14,12 +14,18 @@ FORMAT = "certdp-certificate/1"
 
 @cache
 def schema() -> dict[str, Any]:
-    """The JSON Schema (certdp/cert/certificate.schema.json)."""
+    """The JSON Schema (certdp/cert/certificate.schema.json).
+
+    Contract: the schema file shipped with the package, parsed.
+    """
     return json.loads(resources.files("certdp.cert").joinpath("certificate.schema.json").read_text())
 
 
 def validate(doc: object) -> None:
-    """Raise CertificateInvalid naming the first failing field when ``doc`` breaks the schema."""
+    """Raise CertificateInvalid naming the first failing field when ``doc`` breaks the schema.
+
+    Contract: returns only if ``doc`` satisfies the JSON Schema (draft 2020-12).
+    """
     from jsonschema import Draft202012Validator
 
     errors = sorted(Draft202012Validator(schema()).iter_errors(doc), key=lambda e: list(e.absolute_path))

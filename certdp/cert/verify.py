@@ -86,7 +86,10 @@ def _check(name: str, check: dict[str, Any]) -> dict[str, str]:
 
 def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
     """Schema, digest and signature only (no recomputation); returns the signer's key or None.
-    Raises CertificateInvalid naming the first failing field."""
+    Raises CertificateInvalid naming the first failing field.
+
+    Contract: schema, digest and signature hold; no recomputation.
+    """
     validate(doc)
     body = doc["body"]
     if digest_hex(body) != doc["digest"]["value"]:
@@ -115,7 +118,10 @@ def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
 
 
 def verify_bytes(data: bytes, pubkey_b64: str | None = None) -> VerifyReport:
-    """Parse and verify; malformed JSON is CertificateInvalid, never a traceback."""
+    """Parse and verify; malformed JSON is CertificateInvalid, never a traceback.
+
+    Contract: as verify_document; bytes that are not JSON are CertificateInvalid.
+    """
     try:
         doc = json.loads(data)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -19,11 +19,15 @@ from certdp.pairs.params import decimal_str
 
 
 def exact_float(x: float) -> str:
-    """The exact decimal expansion of a float (so that float(text) == x)."""
+    """The exact decimal expansion of a float (so that float(text) == x).
+
+    Contract: float(result) == x exactly.
+    """
     return format(Decimal(x), "f")
 
 
 def result_record(enc: Enclosure, seconds: float | None = None) -> dict[str, Any]:
+    """Contract: decimals rounded outward and the exact dyadic ends of ``enc``."""
     d = enc.to_dict()
     out: dict[str, Any] = {k: d[k] for k in ("lower", "upper", "lower_dyadic", "upper_dyadic")}
     if seconds is not None:
@@ -41,6 +45,7 @@ def tv_check(
     enc: Enclosure,
     seconds: float | None,
 ) -> dict[str, Any]:
+    """Contract: a check that the verifier recomputes with tv_bound on ``grid``."""
     return {
         "mechanism": {
             "name": "random-allocation",
@@ -69,6 +74,7 @@ def eps_check(
     orders: list[int],
     enc: Enclosure,
 ) -> dict[str, Any]:
+    """Contract: a check that the verifier recomputes with epsilon over ``orders``."""
     return {
         "mechanism": {
             "name": "subsampled-gaussian",
@@ -91,6 +97,7 @@ def make_body(
     reason: str | None,
     notes: str | None = None,
 ) -> dict[str, Any]:
+    """Contract: the body of format v1 with the running versions and the UTC time."""
     body: dict[str, Any] = {
         "certdp_version": __version__,
         "python_flint_version": str(PYTHON_FLINT_VERSION),
@@ -108,7 +115,10 @@ def make_body(
 
 
 def finalize(body: dict[str, Any], key: Ed25519PrivateKey | None = None) -> dict[str, Any]:
-    """The full certificate: body, its SHA-256 digest and (if a key is given) its Ed25519 signature."""
+    """The full certificate: body, its SHA-256 digest and (if a key is given) its Ed25519 signature.
+
+    Contract: a schema-valid certificate whose digest (and signature) cover the body.
+    """
     doc = {
         "format": FORMAT,
         "body": body,
@@ -120,5 +130,8 @@ def finalize(body: dict[str, Any], key: Ed25519PrivateKey | None = None) -> dict
 
 
 def write(path: Path, doc: dict[str, Any]) -> None:
-    """Write a certificate atomically (temporary file, then rename)."""
+    """Write a certificate atomically (temporary file, then rename).
+
+    Contract: atomic (crypto.atomic_write).
+    """
     atomic_write(path, (json.dumps(doc, indent=2) + "\n").encode())

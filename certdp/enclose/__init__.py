@@ -47,7 +47,10 @@ from certdp.enclose.special import (
 
 
 def is_ball(x: object) -> bool:
-    """True for an Arb real ball."""
+    """True for an Arb real ball.
+
+    Contract: True exactly for Arb real balls.
+    """
     return isinstance(x, _arb)
 
 

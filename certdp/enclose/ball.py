@@ -82,7 +82,10 @@ class Enclosure:
 
     @staticmethod
     def from_ball(x: arb, prec_bits: int | None = None) -> Enclosure:
-        """Enclosure of the ball ``x``; raises PrecisionExhausted when x is not finite."""
+        """Enclosure of the ball ``x``; raises PrecisionExhausted when x is not finite.
+
+        Contract: [lower, upper] contains every point of x (ends rounded outward at >= the midpoint's bits).
+        """
         if not x.is_finite():
             raise PrecisionExhausted(f"ball {x} is not finite")
         old = ctx.prec
@@ -97,39 +100,55 @@ class Enclosure:
 
     @staticmethod
     def from_bounds(lower: Exact, upper: Exact, prec_bits: int) -> Enclosure:
-        """Enclosure with exact dyadic endpoints given as Fractions (must be dyadic)."""
+        """Enclosure with exact dyadic endpoints given as Fractions (must be dyadic).
+
+        Contract: exactly [lower, upper]; non-dyadic ends raise InvalidArgument.
+        """
         return Enclosure(*_split_dyadic(Fraction(lower)), *_split_dyadic(Fraction(upper)), prec_bits)
 
     def ball(self) -> arb:
-        """The smallest arb ball (at the current precision) that contains this interval."""
+        """The smallest arb ball (at the current precision) that contains this interval.
+
+        Contract: the returned ball contains [lower, upper].
+        """
         lo = arb((self.lo_man, self.lo_exp))
         hi = arb((self.hi_man, self.hi_exp))
         return lo.union(hi)
 
     @property
     def lower(self) -> Fraction:
+        """Contract: the exact lower end."""
         return _fraction(self.lo_man, self.lo_exp)
 
     @property
     def upper(self) -> Fraction:
+        """Contract: the exact upper end."""
         return _fraction(self.hi_man, self.hi_exp)
 
     @property
     def width(self) -> Fraction:
+        """Contract: exactly upper - lower."""
         return self.upper - self.lower
 
     @property
     def mid(self) -> Fraction:
+        """Contract: exactly (lower + upper)/2."""
         return (self.lower + self.upper) / 2
 
     def rel_width(self) -> float:
-        """Width divided by the smallest |x| in the interval (inf when it contains 0)."""
+        """Width divided by the smallest |x| in the interval (inf when it contains 0).
+
+        Contract: a float estimate for reporting and tests; not a certified quantity.
+        """
         if self.lower <= 0 <= self.upper:
             return math.inf if self.width else 0.0
         return float(self.width / min(abs(self.lower), abs(self.upper)))
 
     def digits(self) -> int:
-        """Significant digits that show the width: at least 17, at most 80."""
+        """Significant digits that show the width: at least 17, at most 80.
+
+        Contract: enough significant digits that the rendered ends resolve the width.
+        """
         w = self.width
         if w == 0:
             return MIN_DIGITS
@@ -138,17 +157,23 @@ class Enclosure:
         return max(MIN_DIGITS, min(80, need))
 
     def lower_str(self, digits: int | None = None) -> str:
+        """Contract: a decimal <= lower (rounded toward -inf)."""
         return _round_decimal(self.lower, digits or self.digits(), up=False)
 
     def upper_str(self, digits: int | None = None) -> str:
+        """Contract: a decimal >= upper (rounded toward +inf)."""
         return _round_decimal(self.upper, digits or self.digits(), up=True)
 
     def contains(self, value: Exact | float | str | Decimal) -> bool:
-        """Exact test ``lower <= value <= upper`` (floats and decimals are taken exactly)."""
+        """Exact test ``lower <= value <= upper`` (floats and decimals are taken exactly).
+
+        Contract: exact rational comparison with both ends.
+        """
         v = Fraction(value) if not isinstance(value, Fraction) else value
         return self.lower <= v <= self.upper
 
     def to_dict(self) -> dict[str, object]:
+        """Contract: decimal ends rounded outward plus the exact dyadic ends and prec_bits."""
         return {
             "lower": self.lower_str(),
             "upper": self.upper_str(),
@@ -192,29 +217,44 @@ def to_ball(value: Exact | float | str | Decimal | arb) -> arb:
 
 
 def exact_dyadic(x: float) -> arb:
-    """The exact ball of a (dyadic) float: used for search points chosen by heuristics."""
+    """The exact ball of a (dyadic) float: used for search points chosen by heuristics.
+
+    Contract: the exact ball of the float (floats are dyadic).
+    """
     return arb(x)
 
 
 def upper_float(x: arb) -> float:
-    """A float >= every point of x (for heuristics and messages only, never certified)."""
+    """A float >= every point of x (for heuristics and messages only, never certified).
+
+    Contract: a float >= every point of x (heuristics only).
+    """
     u = x.upper()
     f = float(u.mid())
     return f if Fraction(f) >= _fraction(*_dyadic_of(u)) else math.nextafter(f, math.inf)
 
 
 def lower_float(x: arb) -> float:
-    """A float <= every point of x (for heuristics and messages only, never certified)."""
+    """A float <= every point of x (for heuristics and messages only, never certified).
+
+    Contract: a float <= every point of x (heuristics only).
+    """
     lo = x.lower()
     f = float(lo.mid())
     return f if Fraction(f) <= _fraction(*_dyadic_of(lo)) else math.nextafter(f, -math.inf)
 
 
 def mid_float(x: arb) -> float:
-    """Float approximation of the midpoint (heuristics only)."""
+    """Float approximation of the midpoint (heuristics only).
+
+    Contract: none: a float approximation for heuristics only.
+    """
     return float(x.mid())
 
 
 def width_of(x: arb) -> float:
-    """An upper bound on the diameter of x, as a float (for heuristics and messages)."""
+    """An upper bound on the diameter of x, as a float (for heuristics and messages).
+
+    Contract: a float >= the diameter of x (heuristics and messages only).
+    """
     return upper_float(2 * x.rad())

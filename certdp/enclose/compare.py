@@ -71,10 +71,16 @@ def lt(x: Operand, y: Operand) -> Verdict:
 
 
 def certainly_le(x: Operand, y: Operand) -> bool:
-    """True only when ``x <= y`` is proved."""
+    """True only when ``x <= y`` is proved.
+
+    Contract: True only when sup x <= inf y is proved (compare.le).
+    """
     return le(x, y) is Verdict.TRUE
 
 
 def certainly_lt(x: Operand, y: Operand) -> bool:
-    """True only when ``x < y`` is proved."""
+    """True only when ``x < y`` is proved.
+
+    Contract: True only when sup x < inf y is proved (compare.lt).
+    """
     return lt(x, y) is Verdict.TRUE

@@ -14,7 +14,10 @@ MAX_PREC = 1 << 16
 
 
 def current_prec() -> int:
-    """The working precision in bits."""
+    """The working precision in bits.
+
+    Contract: the precision that the next ball operation uses.
+    """
     return int(ctx.prec)
 
 

@@ -38,9 +38,11 @@ class Target:
             raise invalid("prec", self.start_prec, f"must be in [16, max_prec={self.max_prec}]")
 
     def tolerance_for(self, magnitude: float) -> float:
+        """Contract: abs_tol + rel_tol * magnitude."""
         return self.abs_tol + self.rel_tol * magnitude
 
     def met_by(self, x: arb) -> bool:
+        """Contract: True only if x is finite and 2 rad(x) <= tolerance_for(min |x|)."""
         if not x.is_finite():
             return False
         mag = float(abs(x).lower().mid()) if not x.contains(0) else 0.0

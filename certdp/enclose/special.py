@@ -17,21 +17,31 @@ from certdp.errors import InvalidArgument
 
 
 def pi() -> arb:
+    """Contract: a ball containing pi at the current precision."""
     return arb.pi()
 
 
 def binomial(n: int, k: int) -> arb:
-    """Exact C(n, k) as a ball (exact when it fits the precision)."""
+    """Exact C(n, k) as a ball (exact when it fits the precision).
+
+    Contract: the exact integer C(n, k) as a ball.
+    """
     return arb(fmpz(n).bin(k)) if hasattr(fmpz, "bin") else arb(math.comb(n, k))
 
 
 def interval(lo: arb, hi: arb) -> arb:
-    """The ball hull of two balls (contains every point of both)."""
+    """The ball hull of two balls (contains every point of both).
+
+    Contract: contains every point of both balls.
+    """
     return lo.union(hi)
 
 
 def nonneg_error(bound: arb) -> arb:
-    """A ball containing [0, bound.upper()]: add it to a truncated sum of nonnegative terms."""
+    """A ball containing [0, bound.upper()]: add it to a truncated sum of nonnegative terms.
+
+    Contract: contains [0, sup bound].
+    """
     u = bound.upper()
     return arb(0).union(u)
 

@@ -59,7 +59,10 @@ class ConversionResult:
 
     @property
     def sound(self) -> Fraction:
-        """The sound (pessimistic) value: the upper end of the enclosure."""
+        """The sound (pessimistic) value: the upper end of the enclosure.
+
+        Contract: the upper end: a value for which the guarantee holds.
+        """
         return self.enclosure.upper
 
 

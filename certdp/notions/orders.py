@@ -31,15 +31,20 @@ DEFAULT_GRID_NAME = "integer:2..64,72..1024(12)"
 
 
 def t_of(t: Number) -> Fraction:
+    """Contract: exact t > 0 or InvalidArgument."""
     return real("t", t, gt=0)
 
 
 def t_from_order(alpha: Number) -> Fraction:
+    """Contract: exact t = alpha - 1 for alpha > 1, or InvalidArgument."""
     return real("order", alpha, gt=1) - 1
 
 
 def t_ball(pair: PrivacyPair, t: Fraction) -> Ball:
-    """Ball of t after checking that the pair supports it (Unsupported otherwise)."""
+    """Ball of t after checking that the pair supports it (Unsupported otherwise).
+
+    Contract: an exact (or enclosing) ball of t, or Unsupported for orders the pair lacks.
+    """
     b = to_ball(t)
     if not pair.real_orders and t.denominator != 1:
         raise Unsupported(
@@ -51,7 +56,10 @@ def t_ball(pair: PrivacyPair, t: Fraction) -> Ball:
 
 
 def order_grid(pair: PrivacyPair, orders: Iterable[Number] | None) -> tuple[tuple[Fraction, ...], str]:
-    """The t values (alpha - 1) of an explicit order list, or of the default integer grid."""
+    """The t values (alpha - 1) of an explicit order list, or of the default integer grid.
+
+    Contract: the sorted t values of the orders searched, and the grid's name.
+    """
     if orders is None:
         return tuple(Fraction(a - 1) for a in DEFAULT_INTEGER_ORDERS), DEFAULT_GRID_NAME
     ts = tuple(sorted({t_from_order(a) for a in orders}))

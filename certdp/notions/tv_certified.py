@@ -68,6 +68,7 @@ class LatticeGrid:
             raise InvalidArgument(f"grid={asdict(self)} needs 0 < l_min < 1 < l_max and cap > 0")
 
     def to_dict(self) -> dict[str, float]:
+        """Contract: the exact field values."""
         return asdict(self)
 
 
@@ -343,6 +344,8 @@ def auto_grid(pair: RandomAllocation, slack: float, prec: int = 128, ref: object
     slack/(20 M E) (so the dropped steps cost at most slack/20); the kept range of an epoch value
     is [1 - 9 sd, 1 + 9 sd + cap/M] (sd of one epoch's L). ``ref`` may pass a precomputed
     approx_tv_lattice result at this sigma.
+
+    Contract: a valid LatticeGrid (soundness never depends on the choice; only tightness).
     """
     from certdp.notions.tv_numeric import approx_tv_lattice
 

@@ -19,7 +19,10 @@ def _lambda(lam: Number) -> Fraction:
 
 
 def c_of_lambda(lam: Number) -> Fraction:
-    """The chi^2 level whose U equals lambda: 4 lambda^2 (lambda <= 1/2) or lambda/(1-lambda). Exact."""
+    """The chi^2 level whose U equals lambda: 4 lambda^2 (lambda <= 1/2) or lambda/(1-lambda). Exact.
+
+    Contract: exact; U(c_of_lambda(l)) = l (seed 003 Prop. 3.2).
+    """
     v = _lambda(lam)
     return 4 * v * v if v <= Fraction(1, 2) else v / (1 - v)
 
@@ -31,13 +34,19 @@ def _u_exact_end(c: Ball) -> Ball:
 
 def u_of_c(c: Ball) -> Ball:
     """U(c) over the ball c: U is increasing and continuous (both branches give 1/2 at c = 1), so
-    the hull of U at the two exact ends contains U(c) for every c in the ball."""
+    the hull of U at the two exact ends contains U(c) for every c in the ball.
+
+    Contract: contains U(c) for every c >= 0 in the ball (U increasing, continuous).
+    """
     lo = c.lower().max(to_ball(0))
     return _u_exact_end(lo).union(_u_exact_end(c.upper()))
 
 
 def chi2_epochs_ball(pair: RandomAllocation) -> Ball:
-    """c_E = expm1(E log1p(x)), x = (e^{1/sigma^2}-1)/M."""
+    """c_E = expm1(E log1p(x)), x = (e^{1/sigma^2}-1)/M.
+
+    Contract: contains c_E (MATH.md section 4).
+    """
     return (pair.epochs * pair.chi2_one_epoch().log1p()).expm1()
 
 

@@ -40,7 +40,10 @@ class ApproxTV:
 def approx_tv_monte_carlo(
     steps: Number, epochs: Number, sigma: Number, n: int = 200_000, seed: int = 0
 ) -> tuple[float, float]:
-    """(estimate, standard error) of TV = E_Q (1 - Lambda)_+ from n draws under Q = N(0, I). Not certified."""
+    """(estimate, standard error) of TV = E_Q (1 - Lambda)_+ from n draws under Q = N(0, I). Not certified.
+
+    Contract: none (approx_*): an unbiased estimate and its standard error.
+    """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     t = 1 / float(real("sigma", sigma, gt=0))
     n = integer("n", n, ge=2)
@@ -147,7 +150,10 @@ def _log_lr_distribution(
 
 def default_grid(steps: int, epochs: int, sigma: float) -> dict[str, float]:
     """Heuristic lattice for the numeric TV: h ~ 2e-3 (coarser for heavy tails, so that at most
-    2^20 step-lattice points are used), eta ~ 1e-4, cap where P(Y > cap) < 1e-13."""
+    2^20 step-lattice points are used), eta ~ 1e-4, cap where P(Y > cap) < 1e-13.
+
+    Contract: none: a heuristic grid for the float code.
+    """
     t = 1 / sigma
     cap = max(math.exp(t * 7.5 - t * t / 2), 8.0)
     return {"h": max(2e-3, cap / 2**20), "eta": 1e-4, "cap": cap}
@@ -158,6 +164,8 @@ def approx_tv_lattice(steps: Number, epochs: Number, sigma: Number, grid: dict[s
 
     Raises PrecisionExhausted when a self-check fails: lost mass > 1e-9, negative mass > 1e-9,
     or extrapolation step |fine - coarse| > 1e-5 (grid too coarse).
+
+    Contract: none (approx_*): float value with self-checks; never certified.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     s = float(real("sigma", sigma, gt=0))
@@ -187,7 +195,10 @@ class ApproxSigma:
 
 def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float = 1e-6) -> ApproxSigma:
     """Root of the numeric TV(sigma) = lambda by bracketing (TV is non-increasing in sigma, seed 003
-    App. C.4), coarse grid first, then the extrapolated lattice. Not certified."""
+    App. C.4), coarse grid first, then the extrapolated lattice. Not certified.
+
+    Contract: none (approx_*): a float root; calibrate_tv certifies around it.
+    """
     from scipy.optimize import brentq
 
     from certdp.notions.tv_closed_form import sigma_closed_form
@@ -234,7 +245,10 @@ def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float =
 def approx_tpr_at_fpr(steps: Number, epochs: Number, sigma: Number, fpr: Number) -> float:
     """TPR of the optimal (Neyman-Pearson) test on the pair at false-positive rate ``fpr``, from the
     fine lattice distribution of Lambda under Q (under P the mass at Lambda is Lambda times it).
-    The test thresholds Lambda and randomizes at the threshold. Not certified."""
+    The test thresholds Lambda and randomizes at the threshold. Not certified.
+
+    Contract: none (approx_*): float value on the lattice distribution.
+    """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     s = float(real("sigma", sigma, gt=0))
     a = float(real("fpr", fpr, gt=0, lt=1))

@@ -33,14 +33,23 @@ class PrivacyPair(abc.ABC):
 
     @abc.abstractmethod
     def cgf_ball(self, t: Ball) -> Ball:
-        """Ball containing K(t) for every t in the ball (t > 0)."""
+        """Ball containing K(t) for every t in the ball (t > 0).
+
+        Contract: contains K(t) for every t in the ball; proof in the subclass docstring.
+        """
 
     @abc.abstractmethod
     def kl_ball(self) -> Ball:
-        """Ball containing KL(P||Q) = lim_{t->0} K(t)/t."""
+        """Ball containing KL(P||Q) = lim_{t->0} K(t)/t.
+
+        Contract: contains KL(P||Q); proof in the subclass docstring.
+        """
 
     def rho_closed_form(self) -> Ball | None:
-        """Ball containing rho when a proof of its closed form exists (see the subclass), else None."""
+        """Ball containing rho when a proof of its closed form exists (see the subclass), else None.
+
+        Contract: contains rho when not None; the proof is in the subclass docstring.
+        """
         return None
 
     def ratio_tail_bound(self, T: float) -> Ball | None:
@@ -48,6 +57,8 @@ class PrivacyPair(abc.ABC):
 
         A proved closed-form rho bounds the ratio everywhere; otherwise, with bounded loss,
         K(t)/(t(t+1)) = D_{t+1}/(t+1) <= D_inf/(T+1) for t >= T.
+
+        Contract: sup_{t>=T} K(t)/(t(t+1)) <= upper end (proof above).
         """
         rho = self.rho_closed_form()
         if rho is not None:
@@ -56,22 +67,34 @@ class PrivacyPair(abc.ABC):
         return None if loss is None else loss / (to_ball(T) + 1)
 
     def ratio_tail_witness(self) -> Ball | None:
-        """Ball whose lower end is <= limsup_{t->inf} K(t)/(t(t+1)); None when unknown."""
+        """Ball whose lower end is <= limsup_{t->inf} K(t)/(t(t+1)); None when unknown.
+
+        Contract: lower end <= limsup_{t->inf} K(t)/(t(t+1)).
+        """
         return self.rho_closed_form() if self.rho_attained_at_infinity else None
 
     def max_loss_ball(self) -> Ball | None:
-        """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None."""
+        """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None.
+
+        Contract: contains D_inf when not None (subclass docstring).
+        """
         return None
 
     def check_order(self, t: Ball) -> None:
-        """Raise Unsupported when t is not an order this pair can evaluate."""
+        """Raise Unsupported when t is not an order this pair can evaluate.
+
+        Contract: returns only for orders this pair can evaluate.
+        """
         if not self.real_orders and not t.is_integer():
             raise Unsupported(
                 f"{self.mechanism} is supported at integer orders only (real orders come with issue 5): t={t}"
             )
 
     def params(self) -> dict[str, str]:
-        """Exact parameter values as canonical decimal strings (serialisable description)."""
+        """Exact parameter values as canonical decimal strings (serialisable description).
+
+        Contract: exact decimal strings (or p/q) of every field.
+        """
         out: dict[str, str] = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -79,10 +102,12 @@ class PrivacyPair(abc.ABC):
         return out
 
     def describe(self) -> str:
+        """Contract: mechanism name and exact parameters."""
         inner = ", ".join(f"{k}={v}" for k, v in self.params().items())
         return f"{self.mechanism}({inner})"
 
 
 def require_positive_t(t: Ball) -> None:
+    """Contract: returns only if every point of t is > 0."""
     if not t > 0:
         raise invalid("t", t, "must be > 0")

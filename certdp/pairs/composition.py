@@ -34,13 +34,16 @@ class Composition(PrivacyPair):
 
     @property
     def real_orders(self) -> bool:  # type: ignore[override]
+        """Contract: True iff every part has real orders."""
         return all(p.real_orders for p, _ in self.parts)
 
     @property
     def rho_attained_at_infinity(self) -> bool:  # type: ignore[override]
+        """Contract: True iff every part's ratio tends to its rho."""
         return all(p.rho_attained_at_infinity for p, _ in self.parts)
 
     def check_order(self, t: Ball) -> None:
+        """Contract: returns only for orders every part can evaluate."""
         for p, _ in self.parts:
             p.check_order(t)
 
@@ -77,6 +80,7 @@ class Composition(PrivacyPair):
         return acc
 
     def ratio_tail_bound(self, T: float) -> Ball | None:
+        """Contract: sup of a sum <= sum of sups: sum_i n_i tail_i(T)."""
         acc = to_ball(0)
         for pair, n in self.parts:
             b = pair.ratio_tail_bound(T)
@@ -86,6 +90,7 @@ class Composition(PrivacyPair):
         return acc
 
     def ratio_tail_witness(self) -> Ball | None:
+        """Contract: liminf of a sum >= sum of liminfs: sum_i n_i witness_i."""
         acc = to_ball(0)
         for pair, n in self.parts:
             w = pair.ratio_tail_witness()
@@ -95,6 +100,7 @@ class Composition(PrivacyPair):
         return acc
 
     def max_loss_ball(self) -> Ball | None:
+        """Contract: D_inf adds under composition: sum_i n_i D_inf,i."""
         acc = to_ball(0)
         for pair, n in self.parts:
             m = pair.max_loss_ball()
@@ -104,6 +110,7 @@ class Composition(PrivacyPair):
         return acc
 
     def params(self) -> dict[str, str]:
+        """Contract: each part described with its count."""
         return {f"part{i}": f"{p.describe()} x {n}" for i, (p, n) in enumerate(self.parts)}
 
 

@@ -16,7 +16,10 @@ Number = int | float | str | Fraction | Decimal
 
 
 def as_fraction(name: str, value: Number) -> Fraction:
-    """Exact rational value of ``value``; rejects NaN, infinities, booleans and non-numbers."""
+    """Exact rational value of ``value``; rejects NaN, infinities, booleans and non-numbers.
+
+    Contract: the exact rational value, or InvalidArgument naming the parameter.
+    """
     if isinstance(value, bool):
         raise invalid(name, value, "must be a number")
     if isinstance(value, Fraction):
@@ -56,7 +59,10 @@ def real(
     le: Fraction | int | None = None,
     nonzero: bool = False,
 ) -> Fraction:
-    """Validated exact real parameter with optional bounds (each checked exactly)."""
+    """Validated exact real parameter with optional bounds (each checked exactly).
+
+    Contract: an exact rational inside the bounds, or InvalidArgument ``name=value must ...``.
+    """
     v = as_fraction(name, value)
     shown = value if not isinstance(value, Fraction) else v
     if gt is not None and not v > gt:
@@ -73,7 +79,10 @@ def real(
 
 
 def integer(name: str, value: Number, *, ge: int | None = None) -> int:
-    """Validated integer parameter (``2``, ``2.0`` and ``"2"`` are accepted; ``2.5`` is not)."""
+    """Validated integer parameter (``2``, ``2.0`` and ``"2"`` are accepted; ``2.5`` is not).
+
+    Contract: an exact integer inside the bound, or InvalidArgument.
+    """
     v = as_fraction(name, value)
     if v.denominator != 1:
         raise invalid(name, value, "must be an integer")
@@ -84,7 +93,10 @@ def integer(name: str, value: Number, *, ge: int | None = None) -> int:
 
 
 def decimal_str(v: Fraction) -> str:
-    """Exact, canonical text of a rational: a finite decimal when one exists, else ``p/q``."""
+    """Exact, canonical text of a rational: a finite decimal when one exists, else ``p/q``.
+
+    Contract: Fraction(decimal_str(v)) == v.
+    """
     den = v.denominator
     d2 = d5 = 0
     while den % 2 == 0:

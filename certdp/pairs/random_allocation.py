@@ -58,6 +58,7 @@ class RandomAllocation(PrivacyPair):
         return self.epochs * self.moment_one_epoch(k).log()
 
     def kl_ball(self) -> Ball:
+        """Contract: raises Unsupported: no enclosure is claimed."""
         raise Unsupported("random-allocation: KL has no closed form; it needs real orders (issue 3 follow-up)")
 
     def chi2_one_epoch(self) -> Ball:

@@ -32,6 +32,7 @@ class SubsampledGaussian(PrivacyPair):
 
     @property
     def rho_attained_at_infinity(self) -> bool:  # type: ignore[override]
+        """Contract: True for remove and both (proof in rho_closed_form)."""
         return self.direction != "add"
 
     def __init__(self, q: Number, sigma: Number, direction: str = "both") -> None:
@@ -157,5 +158,8 @@ class SubsampledGaussian(PrivacyPair):
         return 1 / (2 * to_ball(self.sigma) ** 2)
 
     def ratio_tail_bound(self, T: float) -> Ball:
-        """1/(2 sigma^2) bounds the ratio in every direction (upper bound in rho_closed_form)."""
+        """1/(2 sigma^2) bounds the ratio in every direction (upper bound in rho_closed_form).
+
+        Contract: the global upper bound 1/(2 sigma^2) of rho_closed_form's proof.
+        """
         return 1 / (2 * to_ball(self.sigma) ** 2)
