@@ -109,7 +109,7 @@ def subsampled_moment(q, sigma, power, *, add: bool) -> mp.mpf:
         return mp.quad(f, [-mp.inf, -8 * s, 0, 1, peak, 2 * peak + 8 * s, mp.inf])
 
 
-def subsampled_cgf(q, sigma, alpha: int, direction: str) -> mp.mpf:
+def subsampled_cgf(q, sigma, alpha, direction: str) -> mp.mpf:
     with mp.workdps(DPS):
         if direction == "remove":
             return mp.log(subsampled_moment(q, sigma, alpha, add=False))

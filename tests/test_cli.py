@@ -113,8 +113,8 @@ def test_human_output_shows_ball_and_width(capsys: pytest.CaptureFixture[str]) -
         ),
         (["rho", "student-t"], "mechanism=student-t is not available yet (planned in issue 5)"),
         (
-            ["rdp", "subsampled-gaussian", "--q", "0.01", "--sigma", "1", "--order", "10.5"],
-            "subsampled-gaussian is supported at integer orders only (real orders come with issue 5): order=10.5",
+            ["rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "10.5"],
+            "random-allocation is supported at integer orders only (real orders come with issue 5): order=10.5",
         ),
     ],
 )

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 import certdp
 from certdp.enclose import root_increasing, to_ball, workprec
 from certdp.errors import InvalidArgument, Unsupported
+from certdp.pairs import RandomAllocation
 from tests import refs
 
 
@@ -92,9 +93,14 @@ def test_heterogeneous_composition_rho_search() -> None:
     assert res.enclosure.upper >= g + Fraction(mp.nstr(lap_at1, 40)) - Fraction(1, 10**30)
 
 
-def test_rho_of_add_direction_is_unsupported_for_now() -> None:
-    with pytest.raises(Unsupported):
-        certdp.rho(certdp.SubsampledGaussian("0.1", 1, "add"))
+def test_rho_of_add_direction_is_a_certified_search() -> None:
+    pair = certdp.SubsampledGaussian("0.1", 1, "add")
+    res = certdp.rho_detail(pair)
+    assert res.method == "search"
+    kl = certdp.kl(pair)
+    assert kl.lower <= res.enclosure.upper  # rho >= KL (the t -> 0 limit)
+    assert res.enclosure.upper <= Fraction(1, 2)  # <= 1/(2 sigma^2), the remove direction's rho
+    assert res.enclosure.width < Fraction(1, 10**15)
 
 
 # ---------------------------------------------------------------- gap
@@ -267,8 +273,16 @@ def test_epsilon_validates(kwargs: dict, message: str) -> None:
     assert str(info.value) == message
 
 
-def test_real_orders_unsupported_for_subsampled() -> None:
+def test_fractional_order_rdp_of_the_subsampled_gaussian_done_criterion() -> None:
+    """issue 5: order 10.5 at q = 0.01, sigma = 1.0 to width <= 1e-12, against mpmath at 50 digits."""
+    enc = certdp.rdp(certdp.SubsampledGaussian("0.01", "1.0"), "10.5")
+    assert enc.width <= Fraction(1, 10**12)
+    with mp.workdps(50):
+        remove = refs.subsampled_cgf("0.01", "1.0", mp.mpf("10.5"), "remove") / mp.mpf("9.5")
+        add = refs.subsampled_cgf("0.01", "1.0", mp.mpf("10.5"), "add") / mp.mpf("9.5")
+    assert refs.contains(enc, max(remove, add), slack=1e-40)
+
+
+def test_random_allocation_real_orders_are_unsupported() -> None:
     with pytest.raises(Unsupported, match="integer orders only"):
-        certdp.rdp(certdp.SubsampledGaussian("0.01", 1), "10.5")
-    with pytest.raises(Unsupported):
-        certdp.epsilon(certdp.SubsampledGaussian("0.01", 1), "1e-5", orders=[2.5])
+        certdp.rdp(RandomAllocation(10, 1, 2), "10.5")

@@ -92,7 +92,7 @@ def test_calibrate_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
         (["calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--step", "0"], "step=0 must be > 0"),
         (
             ["calibrate", "gaussian", "--tv", "0.1"],
-            "calibrate is implemented for random-allocation only, not mechanism=gaussian",
+            "calibrate is implemented for random-allocation and subsampled-gaussian, not mechanism=gaussian",
         ),
     ],
 )

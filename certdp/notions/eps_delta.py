@@ -116,7 +116,7 @@ def _on_grid(
 
 
 def _uses_grid(pair: PrivacyPair, via: str, orders: Iterable[Number] | None) -> bool:
-    return orders is not None or (via == "rdp" and not pair.real_orders)
+    return orders is not None or (via == "rdp" and (not pair.real_orders or pair.grid_by_default))
 
 
 def epsilon(

@@ -28,6 +28,9 @@ class PrivacyPair(abc.ABC):
     mechanism: ClassVar[str] = ""
     #: False for pairs whose CGF is only available at integer t (integer Renyi orders).
     real_orders: ClassVar[bool] = True
+    #: True when conversions should search a named integer-order grid unless orders are given
+    #: (peer accountants work on such grids; results then compare like for like).
+    grid_by_default: ClassVar[bool] = False
     #: True when K(t)/(t(t+1)) tends to the closed-form rho as t -> inf (used by composition).
     rho_attained_at_infinity: ClassVar[bool] = False
 

@@ -38,6 +38,11 @@ class Composition(PrivacyPair):
         return all(p.real_orders for p, _ in self.parts)
 
     @property
+    def grid_by_default(self) -> bool:  # type: ignore[override]
+        """Contract: True iff some part searches an integer grid by default."""
+        return any(p.grid_by_default for p, _ in self.parts)
+
+    @property
     def rho_attained_at_infinity(self) -> bool:  # type: ignore[override]
         """Contract: True iff every part's ratio tends to its rho."""
         return all(p.rho_attained_at_infinity for p, _ in self.parts)
