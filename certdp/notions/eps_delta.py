@@ -148,17 +148,16 @@ def epsilon(
     if _uses_grid(pair, via, orders):
         return _on_grid("epsilon", pair, orders, F, via, target)
 
-    A = -math.log(float(d))
     state: dict[str, float] = {}
 
     def N(t: Ball) -> Ball:
         return K(t) + _log_ct(t) - to_ball(d).log()
 
     def head(lo: float) -> Ball:
-        if lo >= A:
+        lb, a = to_ball(lo), -to_ball(d).log()
+        if not lb < a:  # the bound needs t0 < A, decided in ball arithmetic
             return to_ball("-inf")
-        lb = to_ball(lo)
-        return -to_ball(d).log() / lb + lb.log() - lb - 1
+        return a / lb + lb.log() - lb - 1
 
     def tail(hi: float) -> Ball:
         hb = to_ball(hi)
