@@ -32,7 +32,9 @@ def gaussian_cgf(sigma, shift, t) -> mp.mpf:
             return mp.npdf(x, m, s)
 
         f = lambda x: pdf(x, sh) ** (t + 1) * pdf(x, 0) ** (-t)  # noqa: E731
-        return mp.log(mp.quad(f, [-mp.inf, 0, sh, mp.inf]))
+        peak = (t + 1) * sh  # the integrand is a Gaussian bump of width sigma centred here
+        pts = sorted({mp.mpf(0), sh, peak - 8 * s, peak, peak + 8 * s})
+        return mp.log(mp.quad(f, [-mp.inf, *pts, mp.inf]))
 
 
 def laplace_cgf(scale, shift, t) -> mp.mpf:
