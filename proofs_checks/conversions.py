@@ -1,0 +1,82 @@
+"""Conversions (MATH.md section 3) and random-allocation closed forms (section 4)."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from proofs_checks.registry import check
+
+t, x, eps, delta, K = sp.symbols("t x epsilon delta K", positive=True)
+
+
+@check("ct_max", "c_t = t^t/(1+t)^{1+t} is the maximum over x of (1 - e^x) e^{t x} (critical point x = log(t/(1+t)))")
+def ct_max() -> bool:
+    xr = sp.symbols("xr", real=True)  # the maximiser log(t/(1+t)) is negative
+    g = (1 - sp.exp(xr)) * sp.exp(t * xr)
+    crit = sp.solve(sp.diff(g, xr), xr)
+    if len(crit) != 1 or sp.simplify(crit[0] - sp.log(t / (1 + t))) != 0:
+        return False
+    value = sp.simplify(g.subs(xr, crit[0]) - t**t / (1 + t) ** (1 + t))
+    # g'' at the critical point is -t e^{t x*} < 0: a maximum (the only critical point)
+    second = sp.simplify(sp.diff(g, xr, 2).subs(xr, crit[0]) + t * (t / (1 + t)) ** t)
+    return sp.simplify(value) == 0 and second == 0
+
+
+@check(
+    "fr_equals_cks", "F_R(t) = (K + log c_t - log delta)/t equals the Balle et al. / CKS conversion at alpha = t + 1"
+)
+def fr_equals_cks() -> bool:
+    a = t + 1
+    fr = (K + sp.log(t**t / (1 + t) ** (1 + t)) - sp.log(delta)) / t
+    cks = K / (a - 1) - (sp.log(delta) + sp.log(a)) / (a - 1) + sp.log((a - 1) / a)
+    return sp.simplify(sp.expand_log(fr - cks, force=True)) == 0
+
+
+@check("log_ct_convex", "log c_t = t log t - (1+t) log(1+t) is convex: second derivative 1/t - 1/(1+t) > 0")
+def log_ct_convex() -> bool:
+    h = t * sp.log(t) - (1 + t) * sp.log(1 + t)
+    d2 = sp.simplify(sp.diff(h, t, 2))
+    return sp.simplify(d2 - (1 / t - 1 / (1 + t))) == 0 and sp.simplify(d2 - 1 / (t * (1 + t))) == 0
+
+
+@check("ra_chi2_one_epoch", "Random allocation: chi^2 of one epoch = E L^2 - 1 = (e^{1/sigma^2} - 1)/M")
+def ra_chi2_one_epoch() -> bool:
+    M, sig = sp.symbols("M sigma", positive=True)
+    ey2 = sp.exp(1 / sig**2)  # E Y^2 = e^{t^2}, E Y = 1, Y_j independent
+    el2 = (M * ey2 + M * (M - 1)) / M**2
+    return sp.simplify(el2 - 1 - (sp.exp(1 / sig**2) - 1) / M) == 0
+
+
+@check("ra_sigma_closed_form", "Solving U(c_E) = lambda for sigma gives [ln(1 + M((1+c_lambda)^{1/E} - 1))]^{-1/2}")
+def ra_sigma_closed_form() -> bool:
+    M, E, c, _sig = sp.symbols("M E c sigma", positive=True)
+    sigma_cf = 1 / sp.sqrt(sp.log(1 + M * ((1 + c) ** (1 / E) - 1)))
+    c_e = (1 + (sp.exp(1 / sigma_cf**2) - 1) / M) ** E - 1
+    return sp.simplify(sp.powdenest(c_e, force=True) - c) == 0
+
+
+@check("ra_u_continuity", "U(c) = sqrt(c)/2 (c <= 1) and c/(1+c) (c >= 1) agree at c = 1 and U(c_lambda) = lambda")
+def ra_u_continuity() -> bool:
+    lam = sp.symbols("lambda", positive=True)
+    low = sp.sqrt(4 * lam**2) / 2
+    high = (lam / (1 - lam)) / (1 + lam / (1 - lam))
+    return (
+        sp.sqrt(1) / 2 == sp.Rational(1, 2) == 1 / sp.Integer(2)
+        and sp.simplify(low - lam) == 0
+        and sp.simplify(high - lam) == 0
+    )
+
+
+@check("ra_sqrt_pi_over_2", "The closed form over the exact TV tends to (s/2)/(s/sqrt(2 pi)) = sqrt(pi/2)")
+def ra_sqrt_pi_over_2() -> bool:
+    s = sp.symbols("s", positive=True)
+    exact = 2 * (sp.erf(s / 2 / sp.sqrt(2)) + 1) / 2 - 1  # 2 Phi(s/2) - 1
+    return sp.simplify(sp.limit((s / 2) / exact, s, 0) - sp.sqrt(sp.pi / 2)) == 0
+
+
+@check("rr_kl", "Randomized response with eps = t: KL = t tanh(t/2) (seed 001)")
+def rr_kl() -> bool:
+    p = sp.exp(t) / (1 + sp.exp(t))
+    kl = p * sp.log(p / (1 - p)) + (1 - p) * sp.log((1 - p) / p)
+    diff = sp.expand_log(sp.simplify(kl), force=True) - t * sp.tanh(t / 2)
+    return sp.simplify(diff.rewrite(sp.exp)) == 0

@@ -1,0 +1,56 @@
+"""Registry of checks: each has an id (cited by Contract lines), a statement and a method.
+
+A check function returns True (proved / passed) or False. ``method`` is "symbolic" only when
+sympy proves the statement (simplify to 0, exact limits or integrals); a numeric fallback is
+labelled "numeric fallback" and is never presented as a proof.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    statement: str
+    method: str
+    fn: Callable[[], bool]
+
+
+CHECKS: list[Check] = []
+
+
+def check(id: str, statement: str, method: str = "symbolic") -> Callable[[Callable[[], bool]], Callable[[], bool]]:
+    """Register a check under ``id`` (unique)."""
+
+    def wrap(fn: Callable[[], bool]) -> Callable[[], bool]:
+        if any(c.id == id for c in CHECKS):
+            raise ValueError(f"id={id} is registered twice")
+        CHECKS.append(Check(id, statement, method, fn))
+        return fn
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class Outcome:
+    check: Check
+    passed: bool
+    seconds: float
+    error: str | None = None
+
+
+def run_all() -> list[Outcome]:
+    """Run every registered check; an exception counts as FAIL with its message."""
+    out = []
+    for c in CHECKS:
+        start = time.perf_counter()
+        try:
+            ok, err = bool(c.fn()), None
+        except Exception as exc:
+            ok, err = False, f"{exc.__class__.__name__}: {exc}"
+        out.append(Outcome(c, ok, time.perf_counter() - start, err))
+    return out
