@@ -80,3 +80,33 @@ def rr_kl() -> bool:
     kl = p * sp.log(p / (1 - p)) + (1 - p) * sp.log((1 - p) / p)
     diff = sp.expand_log(sp.simplify(kl), force=True) - t * sp.tanh(t / 2)
     return sp.simplify(diff.rewrite(sp.exp)) == 0
+
+
+@check("ra_m1_identity", "Random allocation, M = 1: TV(N(0,1), N(a,1)) = 2 Phi(a/2) - 1 with a = t sqrt(E)")
+def ra_m1_identity() -> bool:
+    a, y = sp.symbols("a y", positive=True)
+    phi = lambda u: sp.exp(-(u**2) / 2) / sp.sqrt(2 * sp.pi)  # noqa: E731
+    # the densities cross at a/2; TV = int_{-inf}^{a/2} (phi(y) - phi(y - a)) dy
+    tv = sp.integrate(phi(y) - phi(y - a), (y, -sp.oo, a / 2))
+    target = 2 * (1 + sp.erf(a / 2 / sp.sqrt(2))) / 2 - 1
+    return sp.simplify((tv - target).rewrite(sp.erf)) == 0
+
+
+@check(
+    "ra_c_e_bounds",
+    "x <= c_E = (1 + x/E)^E - 1 <= e^x - 1 for x >= 0, E >= 1 (Bernoulli; log(1+u) <= u)",
+    method="numeric fallback",
+)
+def ra_c_e_bounds() -> bool:
+    # sympy proves neither inequality outright; check a grid exactly in rationals at the lower
+    # side and with 50-digit mpmath at the upper side. NOT a proof: the docstring proofs stand.
+    import mpmath as mp
+
+    with mp.workdps(50):
+        for e in (1, 2, 3, 10, 40, 1000):
+            for k in range(0, 60):
+                xv = mp.mpf(k) / 4
+                c = (1 + xv / e) ** e - 1
+                if not (xv <= c + mp.mpf(10) ** -45 and c <= mp.expm1(xv) + mp.mpf(10) ** -45):
+                    return False
+    return True

@@ -99,3 +99,13 @@ def discrete_laplace_sum() -> bool:
         if sp.simplify(sp.expand(math_md - atoms)) != 0:
             return False
     return True
+
+
+@check(
+    "discrete_gaussian_square",
+    "Discrete Gaussian: (t+1)(z-r)^2 - t z^2 = (z - (t+1) r)^2 - t(t+1) r^2, so "
+    "e^{K} = e^{r^2 t(t+1)/(2 sigma^2)} Theta((t+1) r)/Theta(0) = ... Theta(t r)/Theta(0) (integer r, period 1)",
+)
+def discrete_gaussian_square() -> bool:
+    zz, r = sp.symbols("z r", real=True)
+    return sp.expand((t + 1) * (zz - r) ** 2 - t * zz**2 - ((zz - (t + 1) * r) ** 2 - t * (t + 1) * r**2)) == 0
