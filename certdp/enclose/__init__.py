@@ -8,13 +8,11 @@ until a width is met), ``compare`` (three-valued comparisons), ``special`` (spec
 
 from flint import __FLINT_VERSION__ as FLINT_VERSION
 from flint import __version__ as PYTHON_FLINT_VERSION
-from flint import arb as _arb
 
 from certdp.enclose.ball import (
     Ball,
     Enclosure,
     lower_float,
-    mid_float,
     to_ball,
     upper_float,
     width_of,
@@ -45,15 +43,6 @@ from certdp.enclose.special import (
     theta,
 )
 
-
-def is_ball(x: object) -> bool:
-    """True for an Arb real ball.
-
-    Contract: True exactly for Arb real balls.
-    """
-    return isinstance(x, _arb)
-
-
 __all__ = [
     "DEFAULT_TARGET",
     "FLINT_VERSION",
@@ -71,12 +60,10 @@ __all__ = [
     "inf_interval",
     "integrate_real",
     "interval",
-    "is_ball",
     "le",
     "logsumexp",
     "lower_float",
     "lt",
-    "mid_float",
     "nonneg_error",
     "phi",
     "phi_inv",

@@ -216,14 +216,6 @@ def to_ball(value: Exact | float | str | Decimal | arb) -> arb:
     return arb(fmpq(q.numerator, q.denominator))
 
 
-def exact_dyadic(x: float) -> arb:
-    """The exact ball of a (dyadic) float: used for search points chosen by heuristics.
-
-    Contract: the exact ball of the float (floats are dyadic).
-    """
-    return arb(x)
-
-
 def upper_float(x: arb) -> float:
     """A float >= every point of x (for heuristics and messages only, never certified).
 
@@ -242,14 +234,6 @@ def lower_float(x: arb) -> float:
     lo = x.lower()
     f = float(lo.mid())
     return f if Fraction(f) <= _fraction(*_dyadic_of(lo)) else math.nextafter(f, -math.inf)
-
-
-def mid_float(x: arb) -> float:
-    """Float approximation of the midpoint (heuristics only).
-
-    Contract: none: a float approximation for heuristics only.
-    """
-    return float(x.mid())
 
 
 def width_of(x: arb) -> float:

@@ -124,6 +124,7 @@ def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], li
     bulk = dens_mass > 1e-11
     ends: list[float] = []
     centred: list[bool] = []
+    seen_bulk = False  # a flag, not any(centred): that rescanned the list for every tail cell
     a = 0.0
 
     def fg(y: float, sign: float) -> tuple[float, float]:
@@ -137,7 +138,8 @@ def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], li
     for k in range(1, k_max + 1):
         u = k * h
         if not bulk[k - 1] or a >= u:
-            b = (k - 0.5) * h if not centred or not any(centred) else float(k * h)
+            # below the bulk: (k - 1/2) h; above it: k h (both assigned to u_k, cond. mean <= b <= u_k)
+            b = float(k * h) if seen_bulk else (k - 0.5) * h
             b = max(b, a)
             ends.append(b)
             centred.append(False)
@@ -163,6 +165,7 @@ def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], li
             b = nb
         ends.append(b)
         centred.append(True)
+        seen_bulk = True
         a = b
     return ends, centred
 
