@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -93,7 +94,7 @@ def _certify(
             )
             if ok:
                 return res
-        grid = LatticeGrid(grid.h / 2, grid.cap, grid.l_min, grid.l_max, grid.eta / 2, grid.prec)
+        grid = dataclasses.replace(grid, h=grid.h / 2, eta=grid.eta / 2)
     return None
 
 

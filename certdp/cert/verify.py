@@ -40,7 +40,9 @@ def _recompute(check: dict[str, Any]) -> Enclosure:
 
         if mech["name"] != "random-allocation" or "grid" not in method:
             raise CertificateInvalid(f"field method/name: {method['name']} needs random-allocation and a grid")
-        grid = LatticeGrid(**{k: float(v) for k, v in method["grid"].items()}, prec=method["prec_bits"])
+        fields = {k: float(v) for k, v in method["grid"].items() if k != "scheme"}
+        scheme = int(method["grid"].get("scheme", "1"))
+        grid = LatticeGrid(**fields, prec=method["prec_bits"], scheme=scheme)
         pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
         return tv_bound(pair, grid, "upper" if method["name"] == "lattice-upper" else "lower").bound
     from certdp.notions import epsilon

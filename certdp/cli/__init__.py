@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from certdp.cli.parser import build_parser
 from certdp.cli.render import render
 from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
+from certdp.cli.run_gdp import run_convert, run_gdp
 from certdp.cli.run_notions import run_notion
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
 
@@ -30,7 +31,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
     """Entry point of the ``certdp`` console script; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    simple = {"keygen": run_keygen, "sign": run_sign, "verify": run_verify, "calibrate": run_calibrate}
+    simple = {
+        "keygen": run_keygen,
+        "sign": run_sign,
+        "verify": run_verify,
+        "calibrate": run_calibrate,
+        "gdp": run_gdp,
+        "convert": run_convert,
+    }
     try:
         rec = simple[args.command](args) if args.command in simple else run_notion(args)
     except CertdpError as exc:

@@ -131,6 +131,33 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
         p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
         p.add_argument("--json", action="store_true", help="print one JSON object")
+    gd = sub.add_parser(
+        "gdp",
+        help="certified zCDP -> GDP: mu(rho) with seed 001's bounds sqrt(pi rho) <= mu <= sqrt(8 rho)",
+        description="Every rho-zCDP mechanism is mu(rho)-GDP, mu(rho) = 2 Phi^-1(1/(1+e^-t)), "
+        "t tanh(t/2) = rho (seed 001; optimal).",
+        epilog="example:\n  certdp gdp --rho 100 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    gd.add_argument("--rho", required=True, help="zCDP parameter rho > 0")
+    cv = sub.add_parser(
+        "convert",
+        help="certified conversions between zCDP, GDP, (eps, delta) and TV",
+        description="Convert a zCDP rho or a GDP mu: to GDP (mu), to (eps, delta) (with --delta or --eps), "
+        "to TV (and attack accuracy 1/2 + TV/2), or GDP to zCDP (rho = mu^2/2).",
+        epilog="examples:\n  certdp convert --from zcdp --to gdp --value 0.5\n"
+        "  certdp convert --from gdp --to eps-delta --value 1 --delta 1e-5 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    cv.add_argument("--from", dest="from_", required=True, choices=("zcdp", "gdp"), help="the given notion")
+    cv.add_argument("--to", required=True, choices=("gdp", "eps-delta", "tv", "zcdp"), help="the target notion")
+    cv.add_argument("--value", required=True, help="rho (from zcdp) or mu (from gdp), > 0")
+    cv.add_argument("--delta", help="eps-delta: certified epsilon at this delta")
+    cv.add_argument("--eps", help="eps-delta: certified delta at this epsilon")
+    for p in (gd, cv):
+        p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
+        p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
+        p.add_argument("--json", action="store_true", help="print one JSON object")
     k = sub.add_parser(
         "keygen",
         help="create an Ed25519 key pair for signing certificates",

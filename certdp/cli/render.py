@@ -24,6 +24,8 @@ def render(rec: dict[str, object]) -> str:
         if rec.get("certificate"):
             lines.append(f"  certificate written to {rec['certificate']}")
         return "\n".join(lines)
+    if "from" in rec or rec["quantity"] == "mu":
+        return render_gdp(rec)
     if rec["quantity"] == "calibration":
         return render_calibration(rec)
     if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
@@ -85,3 +87,24 @@ def render_tv(rec: dict[str, object]) -> str:
         )
     extra = f"error estimate {rec['error_estimate']}" if "error_estimate" in rec else f"standard error {rec['stderr']}"
     return "\n".join([head, f"  NOT certified: TV ~ {rec['value']}  ({extra})"])
+
+
+def render_gdp(rec: dict[str, object]) -> str:
+    if "from" in rec:
+        given = "rho" if rec["from"] == "zcdp" else "mu"
+        head = f"{rec['from']} {given}={rec[given]} -> {rec['to']}"
+        for key in ("delta", "eps"):
+            if key in rec and rec["quantity"] != key:
+                head += f", {key}={rec[key]}"
+    else:
+        head = f"zCDP rho={rec['rho']} -> GDP"
+    lines = [head, f"  {rec['quantity']} in [{rec['lower']}, {rec['upper']}]  ({rec['prec_bits']} bits)"]
+    if "sqrt_pi_rho" in rec:
+        lo, hi = rec["sqrt_pi_rho"], rec["sqrt_8_rho"]
+        lines.append(f"  t_rho in [{rec['t_rho']['lower']}, {rec['t_rho']['upper']}]")  # type: ignore[index]
+        lines.append(f"  sqrt(pi rho) <= {lo['upper']}, sqrt(8 rho) >= {hi['lower']}")  # type: ignore[index]
+    if "classic_epsilon" in rec:
+        lines.append(f"  classic rho + 2 sqrt(rho log(1/delta)) = {rec['classic_epsilon']['upper']}")  # type: ignore[index]
+    if "accuracy_upper" in rec:
+        lines.append(f"  membership-attack accuracy <= {rec['accuracy_upper']}")
+    return "\n".join(lines)

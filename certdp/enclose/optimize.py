@@ -21,6 +21,7 @@ Ends of the half-line are covered by caller-supplied bounds (``head`` on (0, lo]
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 import math
@@ -326,13 +327,15 @@ def inf_convex(
     return SearchResult(_finish(lower.min(best), best), argbest, (lo, hi), len(cache.values))
 
 
-def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 400) -> arb:
+def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 400, straddle_ok: bool = False) -> arb:
     """Enclose the root of a strictly increasing f on [lo, hi] by certified bisection.
 
     Contract: if f is continuous and strictly increasing on [lo, hi] (the caller proves this) and
     f(lo) < 0 < f(hi) is certified here, the result contains the unique root. Points are exact
     dyadic midpoints. Raises InvalidArgument if the sign change cannot be certified, and
-    PrecisionExhausted if f(mid) straddles 0 before the width ``tol`` is met.
+    PrecisionExhausted if f(mid) straddles 0 before the width ``tol`` is met; with
+    ``straddle_ok`` the current bracket is returned instead (still an enclosure of the root:
+    useful when f itself carries an input ball, so that the root is a set).
     """
     a, b = lo.mid(), hi.mid()
     if not (f(a) < 0):
@@ -350,6 +353,8 @@ def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 40
             b = m
         elif fm.is_zero():
             return m
+        elif straddle_ok:
+            return a.union(b)
         else:
             raise PrecisionExhausted(f"root: f straddles 0 at width {upper_float(b - a):.3g} (target {tol:g})")
     raise PrecisionExhausted(f"root: width {upper_float(b - a):.3g} above tol={tol:g} after {max_iter} steps")
@@ -462,3 +467,65 @@ def inf_interval(
     neg_tail = (lambda T: -tail_bound(T)) if tail_bound is not None else None
     res = sup_interval(lambda x: -f(x), a, b, tol=tol, tail_bound=neg_tail, max_evals=max_evals)
     return SearchResult(-res.value, res.argbest, res.domain, res.evaluations)
+
+
+@dataclass(frozen=True)
+class PositivityResult:
+    """Outcome of :func:`certify_positive`: ``verdict`` is "positive" (f > 0 on every piece),
+    "negative_somewhere" (f(witness) < 0 certified) or "undecided"; ``pieces`` sub-boxes used."""
+
+    verdict: str
+    pieces: int
+    witness: float | None
+
+
+def _taylor2_lower(f: Func, m: arb, box: arb, r: arb) -> arb | None:
+    """Lower bound of f on the box m +- r by second-order Taylor: f(m) - |f'(m)| r - |f''(box)/2| r^2
+    (Lagrange remainder), from arb_series; None if f cannot take a series argument."""
+    old = ctx.cap
+    ctx.cap = 3
+    try:
+        at_m = f(arb_series([m, 1]))
+        on_box = f(arb_series([box, 1]))
+        if not (isinstance(at_m, arb_series) and isinstance(on_box, arb_series)):
+            return None
+        c0, c1 = at_m[0], at_m[1]
+        c2 = on_box[2]
+    except (TypeError, AttributeError, ValueError):
+        return None
+    finally:
+        ctx.cap = old
+    low = c0 - abs(c1).upper() * r - abs(c2).upper() * r * r
+    return low if low.is_finite() else None
+
+
+def certify_positive(f: Func, a: arb, b: arb, *, max_pieces: int = 100_000) -> PositivityResult:
+    """Decide f > 0 on [a, b] by adaptive bisection (three-valued).
+
+    Contract: verdict "positive" only if every sub-box B has a certified lower bound > 0, taken
+    as the larger of the interval evaluation f(B) and the second-order Taylor form
+    f(m) - |f'(m)| r - |f''(B)/2| r^2 (Taylor arithmetic, when f accepts an arb_series; the
+    Lagrange remainder makes it a bound); "negative_somewhere" only
+    if f(w) < 0 is certified at an exact point w; otherwise "undecided" after ``max_pieces``.
+    """
+    queue = collections.deque([(a, b)])  # breadth first: a negative midpoint is found early
+    pieces = 0
+    while queue:
+        lo, hi = queue.popleft()
+        pieces += 1
+        if pieces > max_pieces:
+            return PositivityResult("undecided", pieces, lower_float(lo))
+        box = lo.union(hi)
+        m = ((lo + hi) / 2).mid()
+        fm = f(m)
+        if fm < 0:
+            return PositivityResult("negative_somewhere", pieces, float(m))
+        low = f(box)
+        r = (hi - m).max(m - lo)
+        taylor = _taylor2_lower(f, m, box, r)
+        if taylor is not None:
+            low = taylor if not low.is_finite() else low.lower().max(taylor.lower())
+        if low > 0:
+            continue
+        queue.extend([(lo, m), (m, hi)])
+    return PositivityResult("positive", pieces, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from flint import arb, ctx, fmpz
+from flint import arb, arb_series, ctx, fmpz
 
 from certdp.enclose.ball import upper_float
 from certdp.errors import InvalidArgument
@@ -73,6 +73,38 @@ def phi(x: arb) -> arb:
 def phi_upper_tail(x: arb) -> arb:
     """1 - Phi(x) = erfc(x/sqrt 2)/2, accurate for large x. Contract: as :func:`phi`."""
     return (x / arb(2).sqrt()).erfc() / 2
+
+
+def _mills_point(x: arb) -> arb:
+    return (x / arb(2).sqrt()).erfc() / 2 * (2 * arb.pi()).sqrt() * (x * x / 2).exp()
+
+
+def mills_ratio(x: arb | arb_series) -> arb | arb_series:
+    """Mills ratio Q(x) = (1 - Phi(x)) / phi(x), for a ball or a first-order series [x0, 1].
+
+    Q is decreasing on the real line (Q' = x Q - 1 < 0, as Q(x) < 1/x for x > 0), so a ball
+    input is enclosed by [Q(hi), Q(lo)] from its exact ends: no dependency between the tiny
+    numerator and denominator. For a series x0 + e the Taylor coefficients come from the ODE:
+    Q1 = x0 Q0 - 1, Q2 = (Q0 + x0 Q1)/2, Q3 = (2 Q1 + x0 Q2)/3, ... (Q'' = Q + x Q', so
+    (k+1) Q_{k+1} = x0 Q_k + Q_{k-1} for k >= 1), each evaluated on the ball x0.
+    Contract: contains Q(x) for every x in the ball (and the series coefficients for every
+    expansion point in x0); proofs_checks ``mills_ode``.
+    """
+    if isinstance(x, arb_series):
+        c = x.coeffs()
+        if len(c) > 2 or (len(c) == 2 and not (c[1] - 1).is_zero()):
+            raise TypeError("mills_ratio: series argument must be x0 + e")
+        x0 = c[0] if c else arb(0)
+        q = [mills_ratio(x0)]
+        n = max(ctx.cap, 1)
+        if n > 1:
+            q.append(x0 * q[0] - 1)
+        for k in range(1, n - 1):
+            q.append((x0 * q[k] + q[k - 1]) / (k + 1))
+        return arb_series(q)
+    if x.is_exact():
+        return _mills_point(x)
+    return _mills_point(x.upper()).union(_mills_point(x.lower()))
 
 
 def phi_inv(p: arb) -> arb:

@@ -147,7 +147,18 @@ def epsilon(
 
     if _uses_grid(pair, via, orders):
         return _on_grid("epsilon", pair, orders, F, via, target)
+    return epsilon_from_cgf(K, d, via=via, target=target)
 
+
+def epsilon_from_cgf(
+    K: Callable[[Ball], Ball], delta: Number, *, via: str = "rdp", target: Target = CONVERSION_TARGET
+) -> ConversionResult:
+    """Certified inf over all real t > 0 of F(t) = (K(t) + log c_t - log delta)/t for a CGF K.
+
+    Contract: as :func:`epsilon` (real orders) for any K that is a CGF (convex, K(0) = 0,
+    K >= 0) evaluated on balls; the head and tail bounds are those of :func:`epsilon`.
+    """
+    d = real("delta", delta, gt=0, lt=1)
     state: dict[str, float] = {}
 
     def N(t: Ball) -> Ball:
@@ -205,7 +216,29 @@ def delta(
         return _on_grid("delta", pair, orders, lambda t: G(t).exp(), via, target)
 
     loss = pair.max_loss_ball() if via == "rdp" else None
-    if loss is not None and certainly_le(loss, to_ball(e)):
+    return delta_from_cgf(K, e, via=via, target=target, max_loss=loss)
+
+
+def delta_from_cgf(
+    K: Callable[[Ball], Ball],
+    eps: Number,
+    *,
+    via: str = "rdp",
+    target: Target = CONVERSION_TARGET,
+    max_loss: Ball | None = None,
+) -> ConversionResult:
+    """Certified exp(inf over all real t > 0 of K(t) - t eps + log c_t) for a CGF K.
+
+    Contract: as :func:`delta` (real orders) for any CGF K evaluated on balls; ``max_loss``
+    (an upper bound on the privacy loss, if finite) enables the pure-DP shortcut delta = 0.
+    """
+    e = real("eps", eps, ge=0)
+    eb = lambda: to_ball(e)  # noqa: E731 - rebuilt at each precision
+
+    def G(t: Ball) -> Ball:
+        return K(t) - t * eb() + _log_ct(t)
+
+    if max_loss is not None and certainly_le(max_loss, to_ball(e)):
         return ConversionResult("delta", Enclosure.from_bounds(0, 0, 0), via, math.inf, "real")
 
     def head(lo: float) -> Ball:

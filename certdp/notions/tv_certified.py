@@ -34,7 +34,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 from scipy.special import ndtr
-from scipy.special import ndtri as ndtr_inv
 
 from certdp.enclose import Ball, Enclosure, power_pruned, to_ball, workprec
 from certdp.errors import InvalidArgument, PrecisionExhausted
@@ -58,6 +57,8 @@ class LatticeGrid:
     l_max: float
     eta: float
     prec: int = 128
+    scheme: int = 1
+    tail_k: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("h", "eta"):
@@ -66,10 +67,18 @@ class LatticeGrid:
                 raise InvalidArgument(f"{name}={v} must be a power of two (exact lattice points)")
         if not (0 < self.l_min < 1 < self.l_max) or not self.cap > 0:
             raise InvalidArgument(f"grid={asdict(self)} needs 0 < l_min < 1 < l_max and cap > 0")
+        if self.scheme not in (1, 2):
+            raise InvalidArgument(f"scheme={self.scheme} must be 1 or 2")
+        if not (self.tail_k >= 0 and math.isfinite(self.tail_k)):
+            raise InvalidArgument(f"tail_k={self.tail_k} must be finite and >= 0")
 
     def to_dict(self) -> dict[str, float]:
-        """Contract: the exact field values."""
-        return asdict(self)
+        """Contract: the exact field values (scheme-1 grids omit the scheme-2 fields, as in
+        certificates written before scheme 2 existed)."""
+        d = asdict(self)
+        if self.scheme == 1:
+            del d["scheme"], d["tail_k"]
+        return d
 
 
 @dataclass(frozen=True)
@@ -112,20 +121,60 @@ def _step_masses_upper(t: Ball, h: float, cap: float) -> list[Ball]:
     return p
 
 
-def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], list[bool]]:
-    """Float heuristic for step (i) of the lower bound: cell right ends b_k and whether cell k
-    was centred on u_k = kh. Tails (cell mass < 1e-11) use b_k = (k - 1/2)h (low) or kh (high)."""
+def _y_above(y: float, t: float) -> float:
+    """Float P(Y > y) (a heuristic input: it only chooses cell widths)."""
+    return float(ndtr(-(math.log(y) + t * t / 2) / t)) if y > 0 else 1.0
+
+
+def _cell_steps(p_above: float, tail_k: float) -> int:
+    """Lattice steps (a power of two) of the next cell: the width w obeys P(Y > a) w^2 <= tail_k h^2.
+
+    Scheme 2 only. A cell of width w adds at most mass * w^2 / 4 to the variance of Y, so the
+    tail cells add about tail_k h^2 per octave of width, against h^2 / 6 from the bulk; any
+    width is sound (only tightness depends on it).
+    """
+    if tail_k <= 0:
+        return 1
+    if p_above <= 0:
+        return 1 << 30
+    return 1 << max(0, min(30, math.floor(0.5 * math.log2(tail_k / p_above))))
+
+
+def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
+    """Scheme-2 step (i) upper: mean-keeping split of Y on cells [a, b] with lattice ends (width
+    from :func:`_cell_steps`), then Y > cap is clamped to cap. Clamping lowers Y pointwise, which
+    lowers L and Lambda, so E min(1, Lambda) only decreases and the TV upper bound stays valid."""
+    h, k_max = grid.h, round(grid.cap / grid.h)
+    hb = to_ball(h)
+    p = [to_ball(0) for _ in range(k_max + 1)]
+    f_prev, g_prev = to_ball(0), to_ball(0)
+    ka = 0
+    while ka < k_max:
+        kb = min(k_max, ka + _cell_steps(_y_above(ka * h, tf), grid.tail_k))
+        f, g = _cdfs(kb * h, t)
+        m, mu = f - f_prev, g - g_prev
+        width = (kb - ka) * hb
+        p[kb] += (mu - ka * hb * m) / width
+        p[ka] += (kb * hb * m - mu) / width
+        f_prev, g_prev, ka = f, g, kb
+    p[k_max] += _phi(-((to_ball(grid.cap).log() + t * t / 2) / t))  # P(Y > cap), clamped to cap
+    return p
+
+
+def _centred_boundaries(
+    t: float, h: float, cap: float, tail_k: float = 0.0, margin: float = 1e-13
+) -> tuple[list[float], list[bool], list[int]]:
+    """Float heuristic for step (i) of the lower bound: cell right ends b, whether each cell was
+    centred on its lattice point u = kh (E[Y | cell] ~ u), and k. Consecutive k differ by 1, or by
+    :func:`_cell_steps` in the upper tail when tail_k > 0 (scheme 2). Cells of mass < 1e-11 are
+    not centred: b = (k - 1/2)h below the bulk, b = kh above it (assigned to u = kh >= b)."""
     k_max = round(cap / h)
-    ks = np.arange(1, k_max + 1)
-    with np.errstate(divide="ignore"):
-        dens_mass = ndtr((np.log(ks * h + h / 2) + t * t / 2) / t) - ndtr(
-            (np.log(np.maximum(ks * h - h / 2, 1e-300)) + t * t / 2) / t
-        )
-    bulk = dens_mass > 1e-11
     ends: list[float] = []
     centred: list[bool] = []
+    us: list[int] = []
     seen_bulk = False  # a flag, not any(centred): that rescanned the list for every tail cell
     a = 0.0
+    k = 0
 
     def fg(y: float, sign: float) -> tuple[float, float]:
         """sign=+1: (P(Y <= y), E[Y; Y <= y]); sign=-1: (-P(Y > y), -E[Y; Y > y]). Differences
@@ -135,28 +184,41 @@ def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], li
         ly = math.log(y)
         return sign * float(ndtr(sign * (ly + t * t / 2) / t)), sign * float(ndtr(sign * (ly - t * t / 2) / t))
 
-    for k in range(1, k_max + 1):
-        u = k * h
-        if not bulk[k - 1] or a >= u:
-            # below the bulk: (k - 1/2) h; above it: k h (both assigned to u_k, cond. mean <= b <= u_k)
-            b = float(k * h) if seen_bulk else (k - 0.5) * h
-            b = max(b, a)
+    if tail_k == 0:  # scheme 1: exactly the float path of the certificates written with it
+        ks = np.arange(1, k_max + 1)
+        with np.errstate(divide="ignore"):
+            cell_mass = ndtr((np.log(ks * h + h / 2) + t * t / 2) / t) - ndtr(
+                (np.log(np.maximum(ks * h - h / 2, 1e-300)) + t * t / 2) / t
+            )
+    while True:
+        step = 1 if tail_k == 0 else _cell_steps(_y_above(a, t), tail_k)
+        if k + step > k_max:
+            break
+        k += step
+        u, w = k * h, step * h
+        if tail_k == 0:
+            mass = float(cell_mass[k - 1])
+        else:
+            mass = fg(u + w / 2, -1.0)[0] - fg(max(u - w / 2, 0.0), -1.0)[0]
+        if not mass > 1e-11 or a >= u:
+            b = max(u if seen_bulk else u - h / 2, a)
             ends.append(b)
             centred.append(False)
+            us.append(k)
             a = b
             continue
         sign = 1.0 if a <= math.exp(-t * t / 2) else -1.0  # lower tail below the median of Y
         fa, ga = fg(a, sign)
-        # aim below u_k by more than the float error of the cell mean (about 1e-14 u |tail| / mass),
-        # so that Arb certifies E[Y | cell] <= u_k; the bias this costs is about mass * margin
-        c = u - (2e-7 * h + 1e-13 * u * max(abs(fa), abs(ga)) / dens_mass[k - 1])
-        b = max(a + h, u + h / 2)
+        # aim below u by more than the float error of the cell mean (about 1e-14 u |tail| / mass),
+        # so that Arb certifies E[Y | cell] <= u; the bias this costs is about mass * margin
+        c = u - (2e-7 * h + margin * u * max(abs(fa), abs(ga)) / mass)
+        b = max(a + h, u + w / 2)
         for _ in range(30):
             fb, gb = fg(b, sign)
             phi_b = (gb - ga) - c * (fb - fa)
             dens = math.exp(-((math.log(b) + t * t / 2) ** 2) / (2 * t * t)) / (b * t * math.sqrt(2 * math.pi))
-            step = phi_b / ((b - c) * dens) if (b - c) * dens > 0 else 0.0
-            nb = b - step
+            step_b = phi_b / ((b - c) * dens) if (b - c) * dens > 0 else 0.0
+            nb = b - step_b
             if not nb > a:
                 nb = (a + b) / 2
             if abs(nb - b) <= 1e-15 * b:
@@ -165,21 +227,39 @@ def _centred_boundaries(t: float, h: float, cap: float) -> tuple[list[float], li
             b = nb
         ends.append(b)
         centred.append(True)
+        us.append(k)
         seen_bulk = True
         a = b
-    return ends, centred
+    return ends, centred, us
 
 
-def _step_masses_lower(t: Ball, tf: float, h: float, cap: float) -> list[Ball]:
-    """Step (i) of the lower bound: lattice masses of the cell partition (module docstring)."""
-    ends, centred = _centred_boundaries(tf, h, cap)
+def _step_masses_lower(t: Ball, tf: float, h: float, cap: float, tail_k: float = 0.0, scheme: int = 1) -> list[Ball]:
+    """Step (i) of the lower bound: lattice masses of the cell partition (module docstring).
+
+    Scheme 2 aims closer to u (float margin 1e-15 instead of 1e-13: the margins' bias grows with
+    the number of cells) and repairs a centred cell whose Arb check fails by moving its right
+    end left (the mean falls at rate (b - u) density(b)); the repaired end is the next cell's
+    start, and every cell is still checked in Arb."""
+    ends, centred, us = _centred_boundaries(tf, h, cap, tail_k, 1e-13 if scheme == 1 else 1e-15)
     k_top = round(cap / h) + 1
     p = [to_ball(0) for _ in range(k_top + 1)]
     f_prev, g_prev = to_ball(0), to_ball(0)
-    for k, (b, ok) in enumerate(zip(ends, centred, strict=True), start=1):
+    a = 0.0
+    for k, b, ok in zip(us, ends, centred, strict=True):
         f, g = _cdfs(b, t)
         m, mu = f - f_prev, g - g_prev
         u = k * h
+        tries = 4 if (ok and scheme == 2) else 0
+        while tries and not (mu <= to_ball(u) * m) and b > u:
+            tries -= 1
+            dens = math.exp(-((math.log(b) + tf * tf / 2) ** 2) / (2 * tf * tf)) / (b * tf * math.sqrt(2 * math.pi))
+            excess = max(float((mu - to_ball(u) * m).upper()), 0.0)
+            nb = b - max(2 * excess / (dens * (b - u)), 4e-16 * b) if dens > 0 else a
+            if not a < nb < b:
+                break
+            b = nb
+            f, g = _cdfs(b, t)
+            m, mu = f - f_prev, g - g_prev
         if ok and (mu <= to_ball(u) * m):
             p[k] += m
         else:  # always valid: the right end rounded up to the lattice bounds every point
@@ -189,15 +269,32 @@ def _step_masses_lower(t: Ball, tf: float, h: float, cap: float) -> list[Ball]:
             while j >= len(p):  # never round down: grow the lattice instead
                 p.append(to_ball(0))
             p[j] += m
-        f_prev, g_prev = f, g
+        f_prev, g_prev, a = f, g, b
     return p
 
 
-def _epoch_sum(p: list[Ball], m: int, h: float, l_min: float, l_max: float) -> tuple[int, list[Ball]]:
-    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max] (the rest dropped)."""
+def _epoch_sum(
+    p: list[Ball], m: int, h: float, l_min: float, l_max: float, clamp: bool = False
+) -> tuple[int, list[Ball]]:
+    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max]. Below l_min the
+    mass is dropped. Above l_max it is dropped too, or with ``clamp`` (scheme 2, upper side) moved
+    down to the top atom: a pointwise lowering of S, so E min(1, Lambda) only decreases. The
+    moved mass is the lower end of (sum p)^M - sum(kept) - pruned, which is <= the true mass
+    above l_max (the pruned bound covers every coefficient dropped below the top)."""
     i_max = math.floor(l_max * m / h)
     i_min = math.ceil(l_min * m / h)
-    off, s, _ = power_pruned(p, m, i_max + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
+    off, s, dropped = power_pruned(p, m, i_max + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
+    if clamp:
+        total = to_ball(0)
+        for x in p:
+            total += x
+        kept = to_ball(0)
+        for x in s:
+            kept += x
+        above = (total**m - kept - dropped).lower()
+        s = s + [to_ball(0)] * (i_max + 1 - off - len(s))
+        if above > 0:
+            s[-1] += above
     if off > i_min:  # everything below off was pruned: start there
         return off, s
     return i_min, s[i_min - off :]
@@ -313,12 +410,14 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
     with workprec(grid.prec):
         t = 1 / to_ball(pair.sigma)
         note("step lattice", 0.0)
+        tf = 1 / float(pair.sigma)
         if side == "upper":
-            p = _step_masses_upper(t, grid.h, grid.cap)
+            p = _step_masses_upper(t, grid.h, grid.cap) if grid.scheme == 1 else _step_masses_upper2(t, tf, grid)
         else:
-            p = _step_masses_lower(t, 1 / float(pair.sigma), grid.h, grid.cap)
+            p = _step_masses_lower(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme == 2 else 0.0, grid.scheme)
         note("epoch sum", 0.3)
-        i_min, s = _epoch_sum(p, pair.steps, grid.h, grid.l_min, grid.l_max)
+        clamp = grid.scheme == 2 and side == "upper"
+        i_min, s = _epoch_sum(p, pair.steps, grid.h, grid.l_min, grid.l_max, clamp)
         note("log grid", 0.7)
         if side == "upper":
             j_lo, r = _log_grid_upper(i_min, s, pair.steps, grid.h, grid.eta)
@@ -339,31 +438,32 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
 
 
 def auto_grid(pair: RandomAllocation, slack: float, prec: int = 128, ref: object = None) -> LatticeGrid:
-    """Grid whose predicted rounding error is below ``slack`` / 2 (float heuristic; any grid is sound).
+    """Scheme-2 grid whose predicted rounding error is below ``slack`` / 2 (float heuristic; any
+    grid is sound).
 
     The rounding bias of either scheme is second order, about B (h/h0)^2 at eta/eta0 = h/h0,
-    with B measured on the reference grid (h0, eta0) = (2e-3, 1e-4) by the float lattice code.
-    h and eta are rounded down to powers of two (exact dyadic). The cap keeps P(Y > cap) below
-    slack/(20 M E) (so the dropped steps cost at most slack/20); the kept range of an epoch value
-    is [1 - 9 sd, 1 + 9 sd + cap/M] (sd of one epoch's L). ``ref`` may pass a precomputed
-    approx_tv_lattice result at this sigma.
+    with B measured on the numeric reference grid (h0, eta0) (``ref``, an approx_tv_lattice
+    result at this sigma, computed when not given). h and eta are rounded down to powers of two
+    (exact dyadic). cap and l_max come from tv_numeric.clamp_plan at this slack; tail cells
+    widen with P(Y > a) w^2 <= tail_k h^2, tail_k = slack M sqrt(E v) / (100 E) (v the variance
+    of one epoch's ratio). The kept range of an epoch value starts at max(2^-8, 1 - 9 sd).
 
     Contract: a valid LatticeGrid (soundness never depends on the choice; only tightness).
     """
-    from certdp.notions.tv_numeric import approx_tv_lattice
+    from certdp.notions.tv_numeric import ApproxTV, approx_tv_lattice, clamp_plan
 
     if not slack > 0:
         raise InvalidArgument(f"slack={slack} must be > 0")
     m, e, sigma = pair.steps, pair.epochs, float(pair.sigma)
     t = 1 / sigma
-    ref = ref if ref is not None else approx_tv_lattice(m, e, pair.sigma)
-    bias0 = max(ref.coarse - ref.value, 1e-12)
+    num = ref if isinstance(ref, ApproxTV) else approx_tv_lattice(m, e, pair.sigma)
+    bias0 = max(num.coarse - num.value, 1e-12)
     scale = min(1.0, math.sqrt(slack / (2 * bias0)))
-    h = 2.0 ** math.floor(math.log2(2e-3 * scale))
-    eta = 2.0 ** math.floor(math.log2(1e-4 * scale))
-    z = float(-ndtr_inv(min(slack, 1e-3) / (20 * m * e)))
-    cap = h * math.ceil(math.exp(t * z - t * t / 2) / h)
-    sd = math.sqrt(math.expm1(t * t) / m)
-    l_min = max(2.0**-8, 1 - 9 * sd)
-    l_max = 1 + 9 * sd + cap / m
-    return LatticeGrid(h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec)
+    h = 2.0 ** math.floor(math.log2(num.grid["h"] * scale))
+    eta = 2.0 ** math.floor(math.log2(num.grid["eta"] * scale))
+    cap, l_max = clamp_plan(m, e, sigma, slack)
+    cap = h * math.ceil(cap / h)
+    v = math.expm1(t * t) / m
+    l_min = max(2.0**-8, 1 - 9 * math.sqrt(v))
+    tail_k = float(f"{slack * m * math.sqrt(e * v) / (100 * e * h * h):.3g}")
+    return LatticeGrid(h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec, scheme=2, tail_k=tail_k)
