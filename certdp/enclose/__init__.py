@@ -20,7 +20,7 @@ from certdp.enclose.ball import (
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
 from certdp.enclose.integrate import integrate_real
-from certdp.enclose.lattice import power_pruned, power_truncated
+from certdp.enclose.lattice import coarsen_group, coarsen_spread, power_multires, power_pruned, power_truncated
 from certdp.enclose.optimize import (
     PositivityResult,
     SearchResult,
@@ -60,6 +60,8 @@ __all__ = [
     "certainly_le",
     "certainly_lt",
     "certify_positive",
+    "coarsen_group",
+    "coarsen_spread",
     "current_prec",
     "inf_convex",
     "inf_interval",
@@ -76,6 +78,7 @@ __all__ = [
     "phi_inv_upper",
     "phi_upper_tail",
     "pi",
+    "power_multires",
     "power_pruned",
     "power_truncated",
     "refine",

@@ -23,6 +23,18 @@ outcome that is dropped (above the cap or the sum range) is sent to a separate s
 contribution to E min(1, Lambda) is at most its probability. Hence
     TV >= sum_kept b_k (1 - min(1, e^{k eta})) = A.
 Every mass above is an Arb ball; polynomial powers are rigorous (certdp.enclose.power_truncated).
+
+Scheme 2 (grids with scheme=2; scheme 1 is kept bit for bit for the certificates written with
+it) changes three things, each inside the two arguments above. (a) Upper side: Y > cap is clamped
+to cap and S/M > l_max to l_max instead of dropped: a pointwise lowering of Lambda, so
+E min(1, Lambda) only decreases, and the cost is only the rare outcomes where a large value still
+leaves Lambda < 1; cap and l_max can therefore be far smaller (tv_numeric.clamp_plan). The lower
+side still drops them, which costs the same small amount. (b) Cells of Y widen in the upper tail
+(P(Y > a) w^2 <= tail_k h^2); any cell partition is valid for both constructions. (c) Partial
+sums are coarsened on the way to S (certdp.enclose.power_multires): mean-keeping spreads (upper)
+or cells whose conditional mean is at most their point (lower), the same two arguments applied
+to a partial sum, which enters Lambda linearly. The lower side also repairs a centred cell whose
+Arb check fails by moving its right end left, instead of rounding the whole cell up.
 """
 
 from __future__ import annotations
@@ -35,7 +47,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from certdp.enclose import Ball, Enclosure, power_pruned, to_ball, workprec
+from certdp.enclose import Ball, Enclosure, power_multires, power_pruned, to_ball, workprec
 from certdp.errors import InvalidArgument, PrecisionExhausted
 from certdp.pairs import RandomAllocation
 
@@ -43,6 +55,9 @@ Progress = Callable[[str, float], None]
 #: Masses below this are dropped from the ends of every product (sound: dropped mass is lost
 #: mass, accounted for by the kept total). Keeps Arb's products fast.
 PRUNE_FLOOR = to_ball(2) ** -100
+#: Scheme-2 coarsening of partial sums (see _doublings): each doubling of the spacing may add
+#: about a quarter of the step rounding's variance; measured at M = 100: ~1.3x faster, bias +3%.
+COARSEN_BETA = 0.25
 
 
 @dataclass(frozen=True)
@@ -59,6 +74,7 @@ class LatticeGrid:
     prec: int = 128
     scheme: int = 1
     tail_k: float = 0.0
+    coarsen: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("h", "eta"):
@@ -69,15 +85,19 @@ class LatticeGrid:
             raise InvalidArgument(f"grid={asdict(self)} needs 0 < l_min < 1 < l_max and cap > 0")
         if self.scheme not in (1, 2):
             raise InvalidArgument(f"scheme={self.scheme} must be 1 or 2")
-        if not (self.tail_k >= 0 and math.isfinite(self.tail_k)):
-            raise InvalidArgument(f"tail_k={self.tail_k} must be finite and >= 0")
+        for name in ("tail_k", "coarsen"):
+            v = getattr(self, name)
+            if not (v >= 0 and math.isfinite(v)):
+                raise InvalidArgument(f"{name}={v} must be finite and >= 0")
+        if self.scheme == 1 and (self.tail_k or self.coarsen):
+            raise InvalidArgument(f"scheme={self.scheme} has no tail_k or coarsen (scheme 2 only)")
 
     def to_dict(self) -> dict[str, float]:
         """Contract: the exact field values (scheme-1 grids omit the scheme-2 fields, as in
         certificates written before scheme 2 existed)."""
         d = asdict(self)
         if self.scheme == 1:
-            del d["scheme"], d["tail_k"]
+            del d["scheme"], d["tail_k"], d["coarsen"]
         return d
 
 
@@ -273,18 +293,40 @@ def _step_masses_lower(t: Ball, tf: float, h: float, cap: float, tail_k: float =
     return p
 
 
-def _epoch_sum(
-    p: list[Ball], m: int, h: float, l_min: float, l_max: float, clamp: bool = False
-) -> tuple[int, list[Ball]]:
-    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max]. Below l_min the
-    mass is dropped. Above l_max it is dropped too, or with ``clamp`` (scheme 2, upper side) moved
-    down to the top atom: a pointwise lowering of S, so E min(1, Lambda) only decreases. The
-    moved mass is the lower end of (sum p)^M - sum(kept) - pruned, which is <= the true mass
-    above l_max (the pruned bound covers every coefficient dropped below the top)."""
-    i_max = math.floor(l_max * m / h)
-    i_min = math.ceil(l_min * m / h)
-    off, s, dropped = power_pruned(p, m, i_max + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
-    if clamp:
+def _doublings(beta: float) -> Callable[[int], int]:
+    """Schedule of power_multires: the partial sum of 2^j steps gets spacing h 2^{c_j} with
+    c_j = floor(log2(sqrt((2/3) beta 2^j))). Coarsening it adds at most (spacing^2/4) per copy and
+    it has M/2^j copies in the epoch sum, so each doubling adds at most about beta M h^2 / 6 to
+    Var S, against M h^2 / 6 from the step rounding. A heuristic: any schedule is sound."""
+
+    def c(j: int) -> int:
+        if beta <= 0:
+            return 0
+        return max(0, math.floor(0.5 * math.log2(2 / 3 * beta * 2**j)))
+
+    return c
+
+
+def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str) -> tuple[int, list[Ball], float]:
+    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max]; returns
+    (i_min, masses, H): masses at (i_min + i) H. Below l_min the mass is dropped. Above l_max it
+    is dropped too, or (scheme 2, upper side) moved down to the top atom: a pointwise lowering of
+    S, so E min(1, Lambda) only decreases. The moved mass is the lower end of
+    (sum p)^M - sum(kept) - pruned, which is <= the true mass above l_max (the pruned bound
+    covers every coefficient dropped below the top). With grid.coarsen > 0 (scheme 2) partial
+    sums are coarsened on the way (certdp.enclose.power_multires: mean-keeping spreads for the
+    upper side, cells with conditional mean <= their point for the lower side), so H >= h."""
+    h = grid.h
+    top = math.floor(grid.l_max * m / h)
+    if grid.coarsen > 0:
+        off, s, dropped, d = power_multires(p, m, top, PRUNE_FLOOR, _doublings(grid.coarsen), side == "upper")
+    else:
+        off, s, dropped = power_pruned(p, m, top + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
+        d = 0
+    big_h = h * 2**d
+    i_max = top >> d
+    i_min = math.ceil(grid.l_min * m / big_h)
+    if grid.scheme == 2 and side == "upper":
         total = to_ball(0)
         for x in p:
             total += x
@@ -296,8 +338,8 @@ def _epoch_sum(
         if above > 0:
             s[-1] += above
     if off > i_min:  # everything below off was pruned: start there
-        return off, s
-    return i_min, s[i_min - off :]
+        return off, s, big_h
+    return i_min, s[i_min - off :], big_h
 
 
 def _grid_points(eta: float, j_lo: int, j_hi: int) -> list[Ball]:
@@ -416,13 +458,12 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
         else:
             p = _step_masses_lower(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme == 2 else 0.0, grid.scheme)
         note("epoch sum", 0.3)
-        clamp = grid.scheme == 2 and side == "upper"
-        i_min, s = _epoch_sum(p, pair.steps, grid.h, grid.l_min, grid.l_max, clamp)
+        i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side)
         note("log grid", 0.7)
         if side == "upper":
-            j_lo, r = _log_grid_upper(i_min, s, pair.steps, grid.h, grid.eta)
+            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta)
         else:
-            j_lo, r = _log_grid_lower(i_min, s, pair.steps, grid.h, grid.eta)
+            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta)
         note("epochs", 0.85)
         a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta)
         lost = 1 - kept
@@ -466,4 +507,6 @@ def auto_grid(pair: RandomAllocation, slack: float, prec: int = 128, ref: object
     v = math.expm1(t * t) / m
     l_min = max(2.0**-8, 1 - 9 * math.sqrt(v))
     tail_k = float(f"{slack * m * math.sqrt(e * v) / (100 * e * h * h):.3g}")
-    return LatticeGrid(h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec, scheme=2, tail_k=tail_k)
+    return LatticeGrid(
+        h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec, scheme=2, tail_k=tail_k, coarsen=COARSEN_BETA
+    )
