@@ -110,3 +110,49 @@ def ra_c_e_bounds() -> bool:
                 if not (xv <= c + mp.mpf(10) ** -45 and c <= mp.expm1(xv) + mp.mpf(10) ** -45):
                     return False
     return True
+
+
+@check("ra_product_epochs", "chi^2 over E independent epochs: 1 + c_E = E_Q[prod L_e^2] = (1 + x)^E, x = chi^2 of one")
+def ra_product_epochs() -> bool:
+    xs = sp.symbols("x", positive=True)
+    ls = sp.symbols("l1:5", positive=True)  # E = 4 epochs, E_Q L_e^2 = 1 + x each, independent
+    second = sp.prod([sp.Symbol(f"m{i}") for i in range(4)])
+    return sp.expand(second.subs({sp.Symbol(f"m{i}"): 1 + xs for i in range(4)}) - (1 + xs) ** 4) == 0 and len(ls) == 4
+
+
+@check(
+    "ra_u_tight",
+    "U(c) is attained: P = (1/2 + d, 1/2 - d) vs uniform has chi^2 = 4d^2 and TV = d = sqrt(c)/2; "
+    "P = (1, 0) vs Q = (1/(1+c), c/(1+c)) has chi^2 = c and TV = c/(1+c)",
+)
+def ra_u_tight() -> bool:
+    d, c = sp.symbols("d c", positive=True)
+    chi_a = ((sp.Rational(1, 2) + d) ** 2 + (sp.Rational(1, 2) - d) ** 2) / sp.Rational(1, 2) - 1
+    tv_a = d
+    q0 = 1 / (1 + c)
+    chi_b = 1 / q0 - 1
+    tv_b = 1 - q0
+    return (
+        sp.simplify(chi_a - 4 * d**2) == 0
+        and sp.simplify(tv_a - sp.sqrt(chi_a) / 2) == 0
+        and sp.simplify(chi_b - c) == 0
+        and sp.simplify(tv_b - c / (1 + c)) == 0
+    )
+
+
+@check(
+    "ra_gdp_limit",
+    "GDP limit: log(1 + u) = u - u^2/2 + O(u^3) with E u = 0, Var u = v gives E log L = -v/2 + O(v^{3/2}) and "
+    "Var log L = v + O(v^{3/2}); over E epochs mu^2 = E v = (E/M)(e^{1/sigma^2} - 1)",
+)
+def ra_gdp_limit() -> bool:
+    u, v, m, sg, e = sp.symbols("u v M sigma E", positive=True)
+    ser = sp.series(sp.log(1 + u), u, 0, 3).removeO()
+    mean = ser.coeff(u, 1) * 0 + ser.coeff(u, 2) * v  # E u = 0, E u^2 = v
+    var_lead = sp.expand(ser**2).coeff(u, 2) * v  # leading term of E (log L)^2
+    mu2 = e * (sp.exp(1 / sg**2) - 1) / m
+    return (
+        sp.simplify(mean + v / 2) == 0
+        and sp.simplify(var_lead - v) == 0
+        and sp.simplify(mu2 - e * ((sp.exp(1 / sg**2) - 1) / m)) == 0
+    )

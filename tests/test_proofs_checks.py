@@ -13,7 +13,8 @@ from proofs_checks import CHECKS, run_all
 def test_ids_are_unique_and_statements_present() -> None:
     ids = [c.id for c in CHECKS]
     assert len(ids) == len(set(ids)) and all(c.statement for c in CHECKS)
-    assert all(c.method in ("symbolic", "numeric fallback") for c in CHECKS)
+    assert all(c.method in ("symbolic", "numeric fallback", "symbolic derivative + certified root") for c in CHECKS)
+    assert len(CHECKS) >= 35
 
 
 @pytest.mark.parametrize("outcome", run_all(), ids=lambda o: o.check.id)
@@ -25,3 +26,58 @@ def test_module_entry_point_prints_the_table() -> None:
     done = subprocess.run([sys.executable, "-m", "proofs_checks"], capture_output=True, text=True, check=False)
     assert done.returncode == 0
     assert done.stdout.strip().splitlines()[-1].endswith("passed, 0 failed")
+
+
+def test_wrong_variants_fail() -> None:
+    """Three identities with a deliberately wrong claimed value: each check must say False."""
+    import sympy as sp
+
+    from proofs_checks import seed000
+
+    t = seed000.t
+    assert seed000.example23_holds() and not seed000.example23_holds(d2_a=sp.Rational(265, 87))
+    assert seed000.ggauss_chi_holds() and not seed000.ggauss_chi_holds(chi1=sp.Rational(1, 6))
+    assert seed000.thm31_holds() and not seed000.thm31_holds(c3=-(t**2) * (t - 1) / 6)
+
+
+def test_cited_ids_exist_and_closed_forms_cite_one() -> None:
+    """Every ``proofs_checks ``id`` `` citation in certdp names a registered check, and every
+    closed form listed here cites at least one."""
+    import importlib
+    import inspect
+    import pathlib
+    import re
+
+    ids = {c.id for c in CHECKS}
+    root = pathlib.Path(__file__).resolve().parents[1] / "certdp"
+    cited: set[str] = set()
+    for path in root.rglob("*.py"):
+        text = path.read_text()
+        for block in re.findall(r"proofs_checks((?:[\s,;]*``[a-z0-9_]+``)+)", text):
+            cited.update(re.findall(r"``([a-z0-9_]+)``", block))
+    assert cited and cited <= ids, sorted(cited - ids)
+    closed_forms = [
+        ("certdp.pairs.additive", "Gaussian.cgf_ball"),
+        ("certdp.pairs.additive", "Gaussian.rho_closed_form"),
+        ("certdp.pairs.additive", "Laplace.cgf_ball"),
+        ("certdp.pairs.additive", "Laplace.kl_ball"),
+        ("certdp.pairs.discrete", "DiscreteLaplace.cgf_ball"),
+        ("certdp.pairs.discrete", "DiscreteGaussian.cgf_ball"),
+        ("certdp.pairs.subsampled", "SubsampledGaussian.rho_closed_form"),
+        ("certdp.pairs.random_allocation", "RandomAllocation.chi2_one_epoch"),
+        ("certdp.notions.tv_closed_form", "u_of_c"),
+        ("certdp.notions.tv_closed_form", "chi2_epochs"),
+        ("certdp.notions.tv_closed_form", "sigma_closed_form"),
+        ("certdp.notions.tv_closed_form", "gdp_limit_mu"),
+        ("certdp.notions.eps_delta", "epsilon"),
+        ("certdp.notions.zcdp_gdp", "mu_from_rho"),
+        ("certdp.notions.zcdp_gdp", "rho_from_mu"),
+        ("certdp.notions.gdp", "gdp_delta"),
+        ("certdp.enclose.special", "mills_ratio"),
+    ]
+    for module, qualname in closed_forms:
+        obj = importlib.import_module(module)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        doc = inspect.getdoc(obj) or ""
+        assert re.search(r"proofs_checks[\s,;]*``[a-z0-9_]+``", doc), f"{module}.{qualname} cites no check id"

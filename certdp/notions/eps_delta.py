@@ -135,7 +135,7 @@ def epsilon(
     F(t) >= A/t0 + log t0 - t0 - 1 on (0, t0] (A = log(1/delta) > t0; uses K >= 0,
     log(t/(1+t)) >= log t - t and log(1+t)/t <= 1) and tail bound F(t) >= K(T)/T + log(c_T)/T on
     [T, inf) (K(t)/t nondecreasing, log(c_t)/t increasing: derivative log(1+t)/t^2). Proof of
-    the bound itself: MATH.md section 3.
+    the bound itself: MATH.md section 3; proofs_checks ``ct_max``, ``fr_equals_cks``, ``log_ct_convex``.
     """
     _check_via(via)
     d = real("delta", delta, gt=0, lt=1)
@@ -200,7 +200,7 @@ def delta(
     minimum on [0, t0] is at an end. Tail bound on [T, inf): the secant through T/2 and T,
     extended right; if its slope is not certainly >= 0 the tail is unbounded below, except
     when the pair's loss is bounded by D_inf <= eps, where G -> -inf and delta = 0 exactly
-    (pure DP). Proof of the bound: MATH.md section 3.
+    (pure DP). Proof of the bound: MATH.md section 3; proofs_checks ``ct_max``, ``log_ct_convex``.
     """
     _check_via(via)
     e = real("eps", eps, ge=0)

@@ -36,7 +36,8 @@ def u_of_c(c: Ball) -> Ball:
     """U(c) over the ball c: U is increasing and continuous (both branches give 1/2 at c = 1), so
     the hull of U at the two exact ends contains U(c) for every c in the ball.
 
-    Contract: contains U(c) for every c >= 0 in the ball (U increasing, continuous).
+    Contract: contains U(c) for every c >= 0 in the ball (U increasing, continuous; tight:
+    proofs_checks ``ra_u_tight``, ``ra_u_continuity``).
     """
     lo = c.lower().max(to_ball(0))
     return _u_exact_end(lo).union(_u_exact_end(c.upper()))
@@ -51,7 +52,8 @@ def chi2_epochs_ball(pair: RandomAllocation) -> Ball:
 
 
 def chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains c_E = (1 + (e^{1/sigma^2}-1)/M)^E - 1 (MATH.md section 4; product over epochs)."""
+    """Contract: contains c_E = (1 + (e^{1/sigma^2}-1)/M)^E - 1 (MATH.md section 4; proofs_checks
+    ``ra_chi2_one_epoch``, ``ra_product_epochs``, ``ra_c_e_bounds``)."""
     return refine(lambda: chi2_epochs_ball(pair), target, what="chi2")
 
 
@@ -79,7 +81,8 @@ def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARG
 
 
 def sigma_closed_form(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains sigma(M, E, lambda) = [ln(1 + M((1 + c_lambda)^{1/E} - 1))]^{-1/2}, the
+    """Contract: contains sigma(M, E, lambda) = [ln(1 + M((1 + c_lambda)^{1/E} - 1))]^{-1/2}
+    (proofs_checks ``ra_sigma_closed_form``), the
     noise at which U(c_E) = lambda (seed 003 Cor. 3.4; MATH.md section 4)."""
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     c = c_of_lambda(lam)
@@ -113,8 +116,8 @@ def steps_closed_form(epochs: Number, sigma: Number, lam: Number, target: Target
 
 
 def gdp_limit_mu(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains mu = sqrt((E/M)(e^{1/sigma^2} - 1)), the GDP limit as E/M -> r
-    (seed 003; MATH.md section 4). A limit: it carries NO finite-M guarantee."""
+    """Contract: contains mu = sqrt((E/M)(e^{1/sigma^2} - 1)) (proofs_checks ``ra_gdp_limit``), the
+    GDP limit as E/M -> r (seed 003; MATH.md section 4). A limit: it carries NO finite-M guarantee."""
     return refine(lambda: (pair.epochs * pair.chi2_one_epoch()).sqrt(), target, what="mu")
 
 

@@ -31,16 +31,18 @@ class Gaussian(PrivacyPair):
         return to_ball(self.shift**2 / (2 * self.sigma**2))
 
     def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: contains t(t+1) s^2/(2 sigma^2). Proof: MATH.md section 2 (Gaussian row)."""
+        """Contract: contains t(t+1) s^2/(2 sigma^2). Proof: MATH.md section 2 (Gaussian row);
+        proofs_checks ``gaussian_cgf``."""
         require_positive_t(t)
         return t * (t + 1) * self._c()
 
     def kl_ball(self) -> Ball:
-        """Contract: contains s^2/(2 sigma^2). Proof: MATH.md section 2."""
+        """Contract: contains s^2/(2 sigma^2). Proof: MATH.md section 2; proofs_checks ``gaussian_cgf``."""
         return self._c()
 
     def rho_closed_form(self) -> Ball:
-        """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t."""
+        """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t
+        (proofs_checks ``gaussian_rho_gap``)."""
         return self._c()
 
 
@@ -66,7 +68,7 @@ class Laplace(PrivacyPair):
         return to_ball(abs(self.shift) / self.scale)
 
     def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: contains K(t) for all t in the ball.
+        """Contract: contains K(t) for all t in the ball (proofs_checks ``laplace_cgf``).
 
         Evaluated as log1p([(t+1) expm1(t u) + t expm1(-(t+1) u)]/(2t+1)), algebraically equal to
         the MATH.md form (subtract 1 = ((t+1) + t)/(2t+1)); the expm1/log1p form keeps relative
@@ -78,7 +80,7 @@ class Laplace(PrivacyPair):
         return (num / (2 * t + 1)).log1p()
 
     def kl_ball(self) -> Ball:
-        """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2)."""
+        """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2; proofs_checks ``laplace_kl``)."""
         u = self._u()
         return u + (-u).expm1()
 

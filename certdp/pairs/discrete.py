@@ -42,7 +42,8 @@ class DiscreteLaplace(PrivacyPair):
         return atoms
 
     def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: contains K(t) = log E_P e^{tL} (exact finite sum above; no truncation)."""
+        """Contract: contains K(t) = log E_P e^{tL} (exact finite sum above; no truncation;
+        proofs_checks ``discrete_laplace_sum``)."""
         require_positive_t(t)
         acc = to_ball(0)
         for p, loss in self._atoms():
@@ -83,7 +84,8 @@ class DiscreteGaussian(PrivacyPair):
         return to_ball(Fraction(self.shift**2) / (2 * self.sigma**2))
 
     def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: contains K(t); Theta is enclosed with the tail bound of enclose.special.theta."""
+        """Contract: contains K(t); Theta is enclosed with the tail bound of enclose.special.theta
+        (proofs_checks ``discrete_gaussian_square``, ``discrete_gaussian_period``)."""
         require_positive_t(t)
         s = to_ball(self.sigma)
         return t * (t + 1) * self._c() + (theta(t * self.shift, s) / theta(to_ball(0), s)).log()

@@ -62,5 +62,6 @@ class RandomAllocation(PrivacyPair):
         raise Unsupported("random-allocation: KL has no closed form; it needs real orders (issue 3 follow-up)")
 
     def chi2_one_epoch(self) -> Ball:
-        """Contract: contains chi^2(P||Q) of one epoch = (e^{1/sigma^2} - 1)/M (MATH.md section 4)."""
+        """Contract: contains chi^2(P||Q) of one epoch = (e^{1/sigma^2} - 1)/M (MATH.md section 4;
+        proofs_checks ``ra_chi2_one_epoch``)."""
         return self._t2().expm1() / self.steps

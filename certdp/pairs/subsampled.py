@@ -48,7 +48,8 @@ class SubsampledGaussian(PrivacyPair):
     def _cgf_remove(self, alpha: int) -> Ball:
         """K(alpha-1) for D(P||Q): log1p(sum_{k>=2} C(alpha,k)(1-q)^{alpha-k} q^k expm1(k(k-1)/(2 z^2))).
 
-        Contract: exact finite sum (MATH.md section 2, binomial expansion; checked there). The
+        Contract: exact finite sum (MATH.md section 2, binomial expansion; proofs_checks
+        ``subsampled_binomial``, ``subsampled_k1``). The
         k = 0, 1 terms have expm1(0) = 0 and the binomial weights sum to 1, so this is
         log of the MATH.md sum, kept free of cancellation for small q.
         """
@@ -193,7 +194,8 @@ class SubsampledGaussian(PrivacyPair):
         return body + tail
 
     def rho_closed_form(self) -> Ball | None:
-        """Contract: contains rho = 1/(2 sigma^2) for directions ``remove`` and ``both``.
+        """Contract: contains rho = 1/(2 sigma^2) for directions ``remove`` and ``both``
+        (proofs_checks ``subsampled_rho_limit``).
 
         Proof. Upper bound, both directions: E_Q[(p/Q)^alpha] is convex in p, and
         sum P^{1-alpha} Q^alpha is jointly convex (a perspective), so mixing with weight q gives
