@@ -123,3 +123,29 @@ def mills_ode() -> bool:
     first = sp.simplify(sp.diff(q, x) - (x * q - 1))
     second = sp.simplify(sp.diff(q, x, 2) - (q + x * sp.diff(q, x)))
     return first == 0 and second == 0
+
+
+@check(
+    "br_garbling",
+    "Bounded range: with w = (e^L - e^a)/(e^b - e^a) the kernel K(hi) = Q w/q, K(lo) = Q (1-w)/(1-q) maps "
+    "the two-point pair (q, p = q e^b) to (Q, P = Q e^L), where q = (1 - e^a)/(e^b - e^a), 1 - p = (1 - q) e^a",
+)
+def br_garbling() -> bool:
+    a, b, ell = sp.symbols("a b ell", real=True)
+    q = (1 - sp.exp(a)) / (sp.exp(b) - sp.exp(a))
+    p = q * sp.exp(b)
+    w = (sp.exp(ell) - sp.exp(a)) / (sp.exp(b) - sp.exp(a))
+    to_q = sp.simplify(q * (w / q) + (1 - q) * ((1 - w) / (1 - q)) - 1)
+    to_p = sp.simplify(p * (w / q) + (1 - p) * ((1 - w) / (1 - q)) - sp.exp(ell))
+    return to_q == 0 and to_p == 0 and sp.simplify(1 - p - (1 - q) * sp.exp(a)) == 0
+
+
+@check(
+    "br_two_point_mu",
+    "Two-point pair with corner (q, 1 - p): G_mu(q) = Phi(Phi^-1(1-q) - mu) = 1 - p exactly at "
+    "mu = Phi^-1(p) - Phi^-1(q)",
+)
+def br_two_point_mu() -> bool:
+    u, v = sp.symbols("u v", real=True)  # u = Phi^-1(q), v = Phi^-1(p); Phi^-1(1 - q) = -u
+    m = v - u
+    return sp.simplify(Phi(-u - m) - (1 - Phi(v))) == 0

@@ -241,3 +241,34 @@ def test_cli_convert_paths(capsys: pytest.CaptureFixture[str]) -> None:
 def test_cli_gdp_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = _cli(argv, capsys)
     assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1
+
+
+@given(st.floats(min_value=0.05, max_value=20))
+def test_bounded_range_sup_is_randomized_response_at_half_eta(eta: float) -> None:
+    from certdp.notions.bounded_range import mu_from_bounded_range
+
+    e = f"{eta:.6g}"
+    res = mu_from_bounded_range(e)
+    assert res.mu.width <= res.mu.upper * Fraction(1, 10**14)
+    # observed (not claimed by the code): the sup is randomized response at eps = eta/2
+    rr = res.randomized_response
+    assert res.mu.lower <= rr.upper and rr.lower <= res.mu.upper
+    assert abs(res.argmax + float(e) / 2) < 1e-6 * max(1.0, float(e))  # a heuristic location
+
+
+def test_bounded_range_brute_force_and_bad_input() -> None:
+    from certdp.notions.bounded_range import MAX_ETA, mu_from_bounded_range
+
+    res = mu_from_bounded_range("2")
+    with mp.workdps(40):
+        eta = mp.mpf(2)
+        for k in range(1, 200):  # every two-point BR pair is below the certified sup
+            a = -eta * k / 200
+            q = mp.expm1(-a) / mp.expm1(eta)
+            p = q * mp.exp(a + eta)
+            mu = mp.sqrt(2) * (mp.erfinv(2 * p - 1) - mp.erfinv(2 * q - 1))
+            assert mu <= mp.mpf(res.mu.upper.numerator) / res.mu.upper.denominator
+    with pytest.raises(InvalidArgument, match="eta=0 must be > 0"):
+        mu_from_bounded_range(0)
+    with pytest.raises(InvalidArgument, match=f"eta=31 must be <= {MAX_ETA}"):
+        mu_from_bounded_range(31)

@@ -198,10 +198,13 @@ def to_ball(value: Exact | float | str | Decimal | arb) -> arb:
     """A ball containing ``value`` exactly, at the current precision.
 
     Contract: ints, dyadic floats and dyadic rationals give exact balls; other rationals and
-    decimal strings give a ball that contains the exact rational value.
+    decimal strings give a ball that contains the exact rational value; the strings "inf" and
+    "-inf" give the infinite points (bounds of branch-and-bound searches, never results).
     """
     if isinstance(value, arb):
         return value
+    if isinstance(value, str) and value in ("inf", "-inf"):
+        return arb(value)
     if isinstance(value, bool):
         raise InvalidArgument(f"value={value} must be a number")
     if isinstance(value, int):

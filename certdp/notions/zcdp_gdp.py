@@ -72,6 +72,16 @@ def _z_of_t(t: Ball) -> Ball:
     return sqrt2 * (2 * e / (1 + e)).erfcinv()
 
 
+def mu_randomized_response(eps: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Certified GDP parameter of randomized response with eps: 2 Phi^{-1}(e^eps/(1 + e^eps)).
+
+    Contract: contains the smallest mu with G_mu below the randomized-response trade-off curve
+    (its corner point; proofs_checks ``gdp_corner_point``), evaluated stably (module docstring).
+    """
+    e = real("eps", eps, gt=0)
+    return refine(lambda: 2 * _z_of_t(to_ball(e)), target, what="mu")
+
+
 def t_of_rho(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Enclosure of t_rho, the unique root of t tanh(t/2) = rho (rho > 0).
 
