@@ -186,3 +186,38 @@ def subsampled_rho_limit() -> bool:
     low = ((t + 1) * sp.log(q) + a) / (t * (t + 1))
     high = sp.log(1 + sp.exp(a)) / (t * (t + 1))
     return sp.limit(low, t, sp.oo) == 1 / (2 * zz**2) and sp.limit(high, t, sp.oo) == 1 / (2 * zz**2)
+
+
+# --- Gaussian mixture -------------------------------------------------------------------------------
+@check(
+    "mixture_tail",
+    "Mixture: cosh(a - b) <= cosh(a) e^{|b|}, and phi(u) e^{-m^2/2} cosh(m(u + c)) = "
+    "(phi(u - m) e^{mc} + phi(u + m) e^{-mc})/2 (the tail bound of certdp.pairs.mixture)",
+)
+def mixture_tail() -> bool:
+    a, b, u, c, m = sp.symbols("a b u c m", real=True)
+    addition = sp.simplify((sp.cosh(a - b) - (sp.cosh(a) * sp.cosh(b) - sp.sinh(a) * sp.sinh(b))).rewrite(sp.exp))
+    # |sinh a| <= cosh a and cosh|b| + sinh|b| = e^{|b|}
+    ends = sp.simplify((sp.cosh(b) + sp.sinh(b) - sp.exp(b)).rewrite(sp.exp))
+    dens = lambda v: sp.exp(-(v**2) / 2) / sp.sqrt(2 * sp.pi)  # noqa: E731
+    split = sp.simplify(
+        (dens(u) * sp.exp(-(m**2) / 2) * sp.cosh(m * (u + c))).rewrite(sp.exp)
+        - (dens(u - m) * sp.exp(m * c) + dens(u + m) * sp.exp(-m * c)) / 2
+    )
+    return addition == 0 and ends == 0 and split == 0
+
+
+@check(
+    "mixture_rho_bounds",
+    "Mixture: phi(x - s)^{t+1} phi(x)^{-t} = phi(x - (t+1)s) e^{t(t+1)s^2/2} (so K = t(t+1)s^2/2 + log I); "
+    "the lower bound 2^{-(t+1)} e^{t(t+1)s^2/2} Phi(m + (t+1)s) gives K/(t(t+1)) -> s^2/2",
+)
+def mixture_rho_bounds() -> bool:
+    xx, m = sp.symbols("x m", real=True)
+    dens = lambda v: sp.exp(-(v**2) / 2) / sp.sqrt(2 * sp.pi)  # noqa: E731
+    ident = sp.simplify(
+        sp.expand_log(sp.log(dens(xx - s) ** (t + 1) * dens(xx) ** (-t)), force=True)
+        - sp.expand_log(sp.log(dens(xx - (t + 1) * s) * sp.exp(t * (t + 1) * s**2 / 2)), force=True)
+    )
+    low = s**2 / 2 - sp.log(2) / t + sp.log((1 + sp.erf((m + (t + 1) * s) / sp.sqrt(2))) / 2) / (t * (t + 1))
+    return ident == 0 and sp.limit(low.subs(m, 1), t, sp.oo) == s**2 / 2

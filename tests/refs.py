@@ -144,3 +144,23 @@ def discrete_gaussian_kl(sigma, r: int) -> mp.mpf:
         w = lambda z: mp.exp(-(mp.mpf(z) ** 2) / (2 * s * s))  # noqa: E731
         norm = mp.fsum(w(z) for z in range(-3 * Z, 3 * Z + 1))
         return mp.fsum(w(z - r) / norm * (mp.log(w(z - r)) - mp.log(w(z))) for z in range(-Z, Z + r + 1))
+
+
+def mixture_cgf(m, shift, t) -> mp.mpf:
+    """log int f(x-s)^{t+1} f(x)^{-t} dx, f = (N(-m,1) + N(m,1))/2, by quadrature of the definition."""
+    with mp.workdps(DPS):
+        mm, s, t = mpf(m), mpf(shift), mpf(t)
+        f = lambda x: (mp.npdf(x, mm, 1) + mp.npdf(x, -mm, 1)) / 2  # noqa: E731
+        g = lambda x: mp.exp((t + 1) * mp.log(f(x - s)) - t * mp.log(f(x)))  # noqa: E731
+        peak = (t + 1) * s
+        pts = sorted({mp.mpf(0), s, peak - mm - 10, peak - mm, peak, peak + mm, peak + mm + 10})
+        return mp.log(mp.quad(g, [-mp.inf, *pts, mp.inf]))
+
+
+def mixture_kl(m, shift) -> mp.mpf:
+    """int f(x-s) log(f(x-s)/f(x)) dx by quadrature."""
+    with mp.workdps(DPS):
+        mm, s = mpf(m), mpf(shift)
+        f = lambda x: (mp.npdf(x, mm, 1) + mp.npdf(x, -mm, 1)) / 2  # noqa: E731
+        g = lambda x: f(x - s) * (mp.log(f(x - s)) - mp.log(f(x)))  # noqa: E731
+        return mp.quad(g, [-mp.inf, -mm - 10, -mm, 0, s, mm + s, mm + s + 10, mp.inf])

@@ -108,8 +108,8 @@ def test_human_output_shows_ball_and_width(capsys: pytest.CaptureFixture[str]) -
         (["rho", "gaussian", "--sigma", "1", "--prec", "128", "--max-prec", "64"], "max-prec=64 must be >= prec=128"),
         (
             ["rho", "uniform"],
-            "mechanism=uniform must be one of gaussian, laplace, discrete-laplace, discrete-gaussian, "
-            "subsampled-gaussian, random-allocation",
+            "mechanism=uniform must be one of gaussian, laplace, gaussian-mixture, discrete-laplace, "
+            "discrete-gaussian, subsampled-gaussian, random-allocation",
         ),
         (["rho", "student-t"], "mechanism=student-t is not available yet (planned in issue 5)"),
         (

@@ -9,7 +9,6 @@ from certdp import __version__
 from certdp.pairs import DIRECTIONS, MECHANISMS
 
 PLANNED = {
-    "gaussian-mixture": "issue 5",
     "student-t": "issue 5",
     "generalized-gaussian": "issue 5",
 }
@@ -20,17 +19,19 @@ PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
         "noise scale sigma > 0 (noise multiplier for subsampled-gaussian)",
     ),
     "shift": (
-        ("gaussian", "laplace", "discrete-laplace", "discrete-gaussian"),
+        ("gaussian", "laplace", "gaussian-mixture", "discrete-laplace", "discrete-gaussian"),
         "sensitivity shift (default 1; integer >= 1 for discrete mechanisms)",
     ),
     "scale": (("laplace",), "Laplace scale b > 0 (default 1)"),
     "a": (("discrete-laplace",), "discrete Laplace decay a > 0 (mass proportional to e^{-a|z|})"),
     "q": (("subsampled-gaussian",), "Poisson sampling rate q in (0, 1]"),
+    "m": (("gaussian-mixture",), "mixture component means +-m, m >= 0 (default 1; unit variances)"),
 }
 
 REQUIRED = {
     "gaussian": ("sigma",),
     "laplace": (),
+    "gaussian-mixture": (),
     "discrete-laplace": ("a",),
     "discrete-gaussian": ("sigma",),
     "subsampled-gaussian": ("q", "sigma"),

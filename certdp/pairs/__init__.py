@@ -4,13 +4,22 @@ from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair
 from certdp.pairs.composition import Composition, compose
 from certdp.pairs.discrete import DiscreteGaussian, DiscreteLaplace
+from certdp.pairs.mixture import GaussianMixture
 from certdp.pairs.random_allocation import RandomAllocation
 from certdp.pairs.subsampled import DIRECTIONS, SubsampledGaussian
 
 #: CLI mechanism name -> pair class.
 MECHANISMS: dict[str, type[PrivacyPair]] = {
     cls.mechanism: cls
-    for cls in (Gaussian, Laplace, DiscreteLaplace, DiscreteGaussian, SubsampledGaussian, RandomAllocation)
+    for cls in (
+        Gaussian,
+        Laplace,
+        GaussianMixture,
+        DiscreteLaplace,
+        DiscreteGaussian,
+        SubsampledGaussian,
+        RandomAllocation,
+    )
 }
 
 __all__ = [
@@ -20,6 +29,7 @@ __all__ = [
     "DiscreteGaussian",
     "DiscreteLaplace",
     "Gaussian",
+    "GaussianMixture",
     "Laplace",
     "PrivacyPair",
     "RandomAllocation",

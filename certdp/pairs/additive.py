@@ -46,6 +46,16 @@ class Gaussian(PrivacyPair):
         return self._c()
 
 
+def laplace_cgf_u(t: Ball, u: Ball) -> Ball:
+    """K(t) of the Laplace pair at u = |s|/b, for balls (u may be a ball, e.g. a certified root).
+
+    Contract: contains log((t+1)/(2t+1) e^{tu} + t/(2t+1) e^{-(t+1)u}) for every t > 0 and u >= 0
+    in the balls (proofs_checks ``laplace_cgf``), in the expm1/log1p form of Laplace.cgf_ball.
+    """
+    num = (t + 1) * (t * u).expm1() + t * (-(t + 1) * u).expm1()
+    return (num / (2 * t + 1)).log1p()
+
+
 @dataclass(frozen=True, init=False)
 class Laplace(PrivacyPair):
     """Laplace noise with density exp(-|x|/b)/(2b) and shift s; u = |s|/b.
@@ -75,9 +85,7 @@ class Laplace(PrivacyPair):
         accuracy as t -> 0.
         """
         require_positive_t(t)
-        u = self._u()
-        num = (t + 1) * (t * u).expm1() + t * (-(t + 1) * u).expm1()
-        return (num / (2 * t + 1)).log1p()
+        return laplace_cgf_u(t, self._u())
 
     def kl_ball(self) -> Ball:
         """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2; proofs_checks ``laplace_kl``)."""

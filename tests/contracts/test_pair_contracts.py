@@ -90,6 +90,18 @@ CASES = [
     ),
 ]
 
+CASES.append(
+    Case(
+        "gaussian-mixture",
+        st.fixed_dictionaries({"m": dec("0", "3", 2), "shift": dec("0.01", "2", 3)}),
+        lambda m, shift: certdp.GaussianMixture(m, shift),
+        dec("0.05", "8", 2),
+        lambda p, t: refs.mixture_cgf(p["m"], p["shift"], t),
+        lambda p: refs.mixture_kl(p["m"], p["shift"]),
+        [({"m": -1}, "m=-1 must be >= 0"), ({"m": 1, "shift": 0}, "shift=0 must be != 0")],
+    )
+)
+
 SUB_DIRECTIONS = ("remove", "add", "both")
 
 
@@ -191,6 +203,7 @@ def _defaults(case: Case) -> dict[str, Any]:
     return {
         "gaussian": {"sigma": 1, "shift": 1},
         "laplace": {"scale": 1, "shift": 1},
+        "gaussian-mixture": {"m": 1, "shift": 1},
         "discrete-laplace": {"a": 1, "shift": 1},
         "discrete-gaussian": {"sigma": 1, "shift": 1},
         "subsampled-gaussian": {"q": "0.1", "sigma": 1, "direction": "both"},

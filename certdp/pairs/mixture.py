@@ -1,0 +1,117 @@
+"""Gaussian-mixture noise (seed 000 Prop. 4.1): Z ~ (N(-m, 1) + N(m, 1))/2, P = Law(Z + s), Q = Law(Z).
+
+With f(x) = phi(x) e^{-m^2/2} cosh(m x), the Gaussian parts combine exactly
+(phi(x - s)^{t+1} phi(x)^{-t} = phi(x - (t+1)s) e^{t(t+1)s^2/2}), so
+
+    K(t) = t(t+1) s^2/2 + log I(t),
+    I(t) = e^{-m^2/2} E_{U ~ N(0,1)}[cosh(m(U + c - s))^{t+1} cosh(m(U + c))^{-t}],  c = (t+1)s,
+
+and the gap is Gamma(t) = rho t(t+1) - K(t) = -log I(t) (rho = s^2/2 below).
+
+Tail bound of I (proofs_checks ``mixture_tail``): cosh(m(x - s))/cosh(m x) <= e^{m|s|}, so the
+integrand is at most e^{(t+1) m|s|} e^{-m^2/2} phi(u) cosh(m(u + c)) =
+e^{(t+1) m|s|} (phi(u - m) e^{m c} + phi(u + m) e^{-m c})/2, whose mass on |u| > L is at most
+e^{(t+1) m|s|} cosh(m c) 2 Phi(m - L); the integrand is >= 0, so the tail lies in [0, that].
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from certdp.enclose import Ball, current_prec, integrate_real, phi, pi, to_ball
+from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.params import Number, real
+
+
+def _length(mf: float, extra: float) -> float:
+    bits = (current_prec() + 10) * math.log(2)
+    return mf + math.sqrt(2 * (bits + max(extra, 0.0))) + 1
+
+
+def mixture_log_i(m: Ball, s: Ball, t: Ball) -> Ball:
+    """log I(t) of the module docstring for balls m >= 0, s, t > 0 (the shift may be a ball, as
+    on the Prop. 4.3 allocation path where s = sqrt(2 rho)).
+
+    Contract: contains log I(t) for every (m, s, t) in the balls: acb.integral on [-L, L] (Arb's
+    log with the analyticity flag, so branch cuts of log cosh are detected) plus the proved tail
+    of the module docstring (proofs_checks ``mixture_tail``).
+    """
+    c = (t + 1) * s
+    mf, sf, tf = float(m.mid()), abs(float(s.mid())), float(t.mid())
+    L = _length(mf, 2 * (tf + 1) * mf * sf)
+    norm = 1 / (2 * pi()).sqrt()
+
+    def f(u, analytic):  # noqa: ANN001 - acb callback signature
+        up = (m * (u + c - s)).cosh().log(analytic=analytic)
+        down = (m * (u + c)).cosh().log(analytic=analytic)
+        return norm * (-u * u / 2 - m * m / 2 + (t + 1) * up - t * down).exp()
+
+    Lb = to_ball(L)
+    body = integrate_real(f, -Lb, Lb, what="gaussian-mixture CGF")
+    tail = ((t + 1) * m * abs(s)).exp() * (m * c).cosh() * 2 * phi(m - Lb)
+    return (body + to_ball(0).union(tail)).log()
+
+
+@dataclass(frozen=True, init=False)
+class GaussianMixture(PrivacyPair):
+    """Symmetric two-component Gaussian mixture noise (unit variances, means +-m), shift s."""
+
+    m: Fraction
+    shift: Fraction
+
+    mechanism = "gaussian-mixture"
+    rho_attained_at_infinity = True
+
+    def __init__(self, m: Number = 1, shift: Number = 1) -> None:
+        object.__setattr__(self, "m", real("m", m, ge=0))
+        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+
+    def cgf_ball(self, t: Ball) -> Ball:
+        """Contract: contains K(t) = t(t+1)s^2/2 + log I(t) for every t > 0 in the ball (module
+        docstring; integral with the proved tail, proofs_checks ``mixture_tail``)."""
+        require_positive_t(t)
+        s = to_ball(self.shift)
+        if self.m == 0:
+            return t * (t + 1) * s * s / 2  # plain N(0, 1)
+        return t * (t + 1) * s * s / 2 + mixture_log_i(to_ball(self.m), s, t)
+
+    def kl_ball(self) -> Ball:
+        """Contract: contains KL(P||Q) = s^2/2 + E_{Z~f}[log cosh(mZ) - log cosh(m(Z+s))]
+        (E[sZ] = 0 by symmetry); the bracket lies in [-m|s|, m|s|], so the tail beyond |z| > L
+        lies in m|s| [-1, 1] 2 Phi(m - L) (f(z) <= phi(|z| - m))."""
+        s, m = to_ball(self.shift), to_ball(self.m)
+        if self.m == 0:
+            return s * s / 2
+        L = _length(float(self.m), 0.0)
+        norm = 1 / (2 * pi()).sqrt()
+
+        def f(z, analytic):  # noqa: ANN001 - acb callback signature
+            dens = norm * ((-(z - m) * (z - m) / 2).exp() + (-(z + m) * (z + m) / 2).exp()) / 2
+            lc = (m * z).cosh().log(analytic=analytic) - (m * (z + s)).cosh().log(analytic=analytic)
+            return dens * lc
+
+        Lb = to_ball(L)
+        body = integrate_real(f, -Lb, Lb, what="gaussian-mixture KL")
+        tail = m * abs(s) * 2 * phi(m - Lb)
+        return s * s / 2 + body + (-tail).union(tail)
+
+    def rho_closed_form(self) -> Ball:
+        """Contract: contains rho = s^2/2 (seed 000 Prop. 4.1), attained as t -> inf.
+
+        Proof. Upper: P and Q are the same-weight mixtures of the pairs (N(-m+s,1), N(-m,1)) and
+        (N(m+s,1), N(m,1)); (p, q) -> p^a q^{1-a} is jointly convex for a > 1, so
+        e^{K(t)} <= max over the two Gaussian pairs = e^{t(t+1)s^2/2}. Lower (the limit):
+        on x >= 0 (s > 0; s < 0 by symmetry), f(x - s) >= phi(x - s - m)/2 and f(x) <= phi(x - m),
+        so e^{K(t)} >= 2^{-(t+1)} e^{t(t+1)s^2/2} Phi(m + (t+1)s), and
+        K(t)/(t(t+1)) >= s^2/2 - log(2)/t + log Phi(m + (t+1)s)/(t(t+1)) -> s^2/2
+        (proofs_checks ``mixture_rho_bounds``).
+        """
+        s = to_ball(self.shift)
+        return s * s / 2
+
+    def ratio_witness_at(self, T: Ball) -> Ball:
+        """Contract: lower end <= K(T)/(T(T+1)) (the lower bound of :meth:`rho_closed_form`)."""
+        s = to_ball(abs(self.shift))
+        return s * s / 2 - to_ball(2).log() / T + phi(to_ball(self.m) + (T + 1) * s).log() / (T * (T + 1))
