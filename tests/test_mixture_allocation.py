@@ -78,3 +78,36 @@ def test_cli_mixture(capsys: pytest.CaptureFixture[str]) -> None:
     assert Fraction(rec["upper"]) - Fraction(rec["lower"]) < Fraction(1, 10**15)
     assert main(["cgf", "gaussian-mixture", "--m", "-1", "--t", "1"]) == 2
     assert "m=-1 must be >= 0" in capsys.readouterr().err
+
+
+def test_student_t_argmax_and_ggauss_chi() -> None:
+    from certdp.notions.expansion import ggauss_chi, student_t_quartic, student_t_quartic_argmax
+
+    arg = student_t_quartic_argmax()
+    assert arg.width <= Fraction(1, 10**9) and abs(arg.mid - Fraction("6.013052641")) < Fraction(5, 10**10)
+    # it is a maximum: the coefficient is smaller one unit either side
+    peak = student_t_quartic(str(arg.lower))
+    assert student_t_quartic(5).upper < peak.lower and student_t_quartic(7).upper < peak.lower
+    one, two = ggauss_chi(1), ggauss_chi(2)
+    assert one.lower <= Fraction(1, 12) <= one.upper and one.width <= Fraction(1, 10**9)
+    assert two.lower <= 0 <= two.upper and two.width <= Fraction(1, 10**9)
+    mid = ggauss_chi("1.5")
+    assert 0 < mid.lower and mid.upper < Fraction(1, 12)  # between the Laplace and Gaussian ends
+
+
+@given(st.decimals("1", "40", places=2))
+def test_student_t_quartic_against_quadrature(nu) -> None:
+    import mpmath as mp
+
+    from certdp.notions.expansion import student_t_quartic
+
+    with mp.workdps(50):
+        n = mp.mpf(str(nu))
+        c = mp.gamma((n + 1) / 2) / (mp.sqrt(n * mp.pi) * mp.gamma(n / 2))
+        dens = lambda z: c * (1 + z * z / n) ** (-(n + 1) / 2)  # noqa: E731
+        score = lambda z: (n + 1) * z / (n + z * z)  # noqa: E731
+        m2 = mp.quad(lambda z: dens(z) * score(z) ** 2, [-mp.inf, -1, 0, 1, mp.inf])
+        m4 = mp.quad(lambda z: dens(z) * score(z) ** 4, [-mp.inf, -1, 0, 1, mp.inf])
+        ref = Fraction(mp.nstr(-(m4 - 3 * m2**2) / 24, 40))
+    enc = student_t_quartic(str(nu))
+    assert enc.lower - Fraction(1, 10**35) <= ref <= enc.upper + Fraction(1, 10**35)
