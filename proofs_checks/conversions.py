@@ -156,3 +156,55 @@ def ra_gdp_limit() -> bool:
         and sp.simplify(var_lead - v) == 0
         and sp.simplify(mu2 - e * ((sp.exp(1 / sg**2) - 1) / m)) == 0
     )
+
+
+@check(
+    "ra_u_cauchy_schwarz",
+    "TV <= sqrt(c)/2 since 2 TV = E_Q|L - 1| <= sqrt(E_Q (L - 1)^2) (Cauchy-Schwarz); on two-point pairs "
+    "(p, 1-p) vs (q, 1-q): chi^2 = (p-q)^2/(q(1-q)) and 4 q(1-q) <= 1, so |p - q| <= sqrt(chi^2)/2",
+)
+def ra_u_cauchy_schwarz() -> bool:
+    p, q = sp.symbols("p q", positive=True)
+    chi = p**2 / q + (1 - p) ** 2 / (1 - q) - 1
+    ok = sp.simplify(chi - (p - q) ** 2 / (q * (1 - q))) == 0
+    # sqrt(c)/2 >= TV  <=>  (p-q)^2/(q(1-q)) >= 4 (p-q)^2  <=>  q(1-q) <= 1/4 = ((q - (1-q))^2 + 4q(1-q))/4
+    return ok and sp.simplify(sp.Rational(1, 4) - q * (1 - q) - (2 * q - 1) ** 2 / 4) == 0
+
+
+@check(
+    "ra_tpr_bound",
+    "TPR <= a + sqrt(c a (1-a)) at FPR a: for a test A with Q(A) = a, P(A) - Q(A) = E_Q[(L - 1) 1_A] = "
+    "E_Q[(L - 1)(1_A - a)] <= sqrt(c) sqrt(Var_Q 1_A) = sqrt(c a(1-a))",
+)
+def ra_tpr_bound() -> bool:
+    a = sp.symbols("a", positive=True)
+    var = a * (1 - a) ** 2 + (1 - a) * a**2  # E_Q (1_A - a)^2 with Q(A) = a
+    return sp.simplify(var - a * (1 - a)) == 0
+
+
+@check(
+    "ra_solve_e_m",
+    "c_E = (1 + x/M')^E - 1 = c_lambda solved for E gives ln(1+c_lambda)/ln(1+x_1), for M gives "
+    "(e^{1/sigma^2} - 1)/((1+c_lambda)^{1/E} - 1), with x_1 = (e^{1/sigma^2} - 1)/M",
+)
+def ra_solve_e_m() -> bool:
+    e, m, sg, c = sp.symbols("E M sigma c", positive=True)
+    x1 = (sp.exp(1 / sg**2) - 1) / m
+    e_star = sp.log(1 + c) / sp.log(1 + x1)
+    m_star = (sp.exp(1 / sg**2) - 1) / ((1 + c) ** (1 / e) - 1)
+    ok_e = sp.simplify(sp.expand_log(e_star * sp.log(1 + x1), force=True) - sp.log(1 + c)) == 0
+    ok_m = sp.simplify((1 + (sp.exp(1 / sg**2) - 1) / m_star) ** e - (1 + c)) == 0
+    return ok_e and ok_m
+
+
+@check(
+    "ra_pinsker_d2",
+    "D_2 of E epochs = E ln(1 + x) = ln(1 + c_E); Pinsker TV <= sqrt(KL/2) <= sqrt(D_2/2) solved for sigma: "
+    "sigma = [ln(1 + M expm1(2 lambda^2/E))]^{-1/2}",
+)
+def ra_pinsker_d2() -> bool:
+    e, m, sg, lam = sp.symbols("E M sigma lambda", positive=True)
+    x1 = (sp.exp(1 / sg**2) - 1) / m
+    d2 = e * sp.log(1 + x1)
+    sigma = 1 / sp.sqrt(sp.log(1 + m * (sp.exp(2 * lam**2 / e) - 1)))
+    return sp.simplify(sp.sqrt(d2 / 2).subs(sg, sigma) - lam) == 0

@@ -221,3 +221,20 @@ def mixture_rho_bounds() -> bool:
     )
     low = s**2 / 2 - sp.log(2) / t + sp.log((1 + sp.erf((m + (t + 1) * s) / sp.sqrt(2))) / 2) / (t * (t + 1))
     return ident == 0 and sp.limit(low.subs(m, 1), t, sp.oo) == s**2 / 2
+
+
+@check(
+    "mixture_kl_second_order",
+    "Mixture (C.3): (log f_m)' = -x + m tanh(mx), (log f_m)'' = -1 + m^2 sech^2(mx), so d^2 KL/ds^2 at s = 0 is "
+    "E[1 - m^2 sech^2(mZ)] (= I_m = E S_m^2 by parts: sympy proves the derivatives; the kappa_3(U_s), "
+    "kappa_4(U_s) expansions of C.3 need U_s, whose definition is missing from the extracted text)",
+)
+def mixture_kl_second_order() -> bool:
+    xx, m = sp.symbols("x m", real=True)
+    logf = -(xx**2) / 2 - m**2 / 2 + sp.log(sp.cosh(m * xx)) - sp.log(sp.sqrt(2 * sp.pi))
+    d1 = sp.simplify(sp.diff(logf, xx) - (-xx + m * sp.tanh(m * xx)))
+    d2 = sp.simplify((sp.diff(logf, xx, 2) - (-1 + m**2 / sp.cosh(m * xx) ** 2)).rewrite(sp.exp))
+    # d^2/ds^2 [log f(z) - log f(z + s)] at s = 0 is -(log f)''(z)
+    ss = sp.symbols("s", real=True)
+    second = sp.simplify(sp.diff(-logf.subs(xx, xx + ss), ss, 2).subs(ss, 0) + sp.diff(logf, xx, 2))
+    return d1 == 0 and d2 == 0 and second == 0

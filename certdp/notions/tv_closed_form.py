@@ -21,7 +21,7 @@ def _lambda(lam: Number) -> Fraction:
 def c_of_lambda(lam: Number) -> Fraction:
     """The chi^2 level whose U equals lambda: 4 lambda^2 (lambda <= 1/2) or lambda/(1-lambda). Exact.
 
-    Contract: exact; U(c_of_lambda(l)) = l (seed 003 Prop. 3.2).
+    Contract: exact; U(c_of_lambda(l)) = l (seed 003 Prop. 3.2; proofs_checks ``ra_u_continuity``).
     """
     v = _lambda(lam)
     return 4 * v * v if v <= Fraction(1, 2) else v / (1 - v)
@@ -59,7 +59,8 @@ def chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Encl
 
 def tv_upper_closed_form(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains U(c_E); its upper end is a certified upper bound on TV(P^E, Q^E)
-    (seed 003 Thm 3.3 / Prop. 3.2 via Cauchy-Schwarz; MATH.md section 3)."""
+    (seed 003 Thm 3.3 / Prop. 3.2 via Cauchy-Schwarz; MATH.md section 3; proofs_checks
+    ``ra_u_cauchy_schwarz``, ``ra_u_tight``)."""
     return refine(lambda: u_of_c(chi2_epochs_ball(pair)), target, what="tv_upper")
 
 
@@ -70,7 +71,8 @@ def attack_accuracy_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGE
 
 def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains a + sqrt(c_E a (1 - a)); the upper end bounds the TPR of every test with
-    false-positive rate a in (0, 1/2] (seed 003 Prop. B.2, MATH.md section 3)."""
+    false-positive rate a in (0, 1/2] (seed 003 Prop. B.2, MATH.md section 3; proofs_checks
+    ``ra_tpr_bound``)."""
     a = real("fpr", fpr, gt=0, le=Fraction(1, 2))
 
     def compute() -> Ball:
@@ -96,7 +98,8 @@ def sigma_closed_form(steps: Number, epochs: Number, lam: Number, target: Target
 
 def epochs_closed_form(steps: Number, sigma: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains E* = ln(1 + c_lambda)/ln(1 + (e^{1/sigma^2} - 1)/M): U(c_E) <= lambda
-    exactly when E <= E* (c_E increases with E). Proof: solve c_E = c_lambda."""
+    exactly when E <= E* (c_E increases with E). Proof: solve c_E = c_lambda (proofs_checks
+    ``ra_solve_e_m``)."""
     pair = RandomAllocation(steps, sigma, 1)
     c = c_of_lambda(lam)
     return refine(lambda: to_ball(c).log1p() / pair.chi2_one_epoch().log1p(), target, what="epochs")
@@ -104,7 +107,7 @@ def epochs_closed_form(steps: Number, sigma: Number, lam: Number, target: Target
 
 def steps_closed_form(epochs: Number, sigma: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains M* = (e^{1/sigma^2} - 1)/((1 + c_lambda)^{1/E} - 1): U(c_E) <= lambda
-    exactly when M >= M*. Proof: solve c_E = c_lambda for M."""
+    exactly when M >= M*. Proof: solve c_E = c_lambda for M (proofs_checks ``ra_solve_e_m``)."""
     e = integer("epochs", epochs, ge=1)
     s = real("sigma", sigma, gt=0)
     c = c_of_lambda(lam)
@@ -122,14 +125,15 @@ def gdp_limit_mu(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enc
 
 
 def gdp_limit_tv(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains 2 Phi(mu/2) - 1 for the GDP-limit mu. NO finite-M guarantee (a limit)."""
+    """Contract: contains 2 Phi(mu/2) - 1 for the GDP-limit mu (proofs_checks ``ra_gdp_limit``,
+    ``gdp_delta_formula``). NO finite-M guarantee (a limit)."""
     return refine(lambda: 2 * phi((pair.epochs * pair.chi2_one_epoch()).sqrt() / 2) - 1, target, what="tv")
 
 
 def sigma_gdp_limit(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains the sigma at which the GDP limit meets lambda:
     mu_lambda = 2 Phi^{-1}((1+lambda)/2) and sigma = [ln(1 + (M/E) mu_lambda^2)]^{-1/2}.
-    The second (limit-based) multiplier: NO finite-M guarantee."""
+    The second (limit-based) multiplier: NO finite-M guarantee (proofs_checks ``ra_gdp_limit``)."""
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     v = _lambda(lam)
 
@@ -142,13 +146,14 @@ def sigma_gdp_limit(steps: Number, epochs: Number, lam: Number, target: Target =
 
 def pinsker_d2_tv_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains sqrt(D_2/2), D_2 = E ln(1 + x) = ln(1 + c_E): Pinsker with KL <= D_2
-    (seed 003 section 3, Mahloujifar et al.). For comparison; looser than U(c_E)."""
+    (seed 003 section 3, Mahloujifar et al.; proofs_checks ``ra_pinsker_d2``). For comparison;
+    looser than U(c_E)."""
     return refine(lambda: (pair.epochs * pair.chi2_one_epoch().log1p() / 2).sqrt(), target, what="tv_upper")
 
 
 def sigma_pinsker_d2(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains the sigma at which sqrt(D_2/2) = lambda:
-    sigma = [ln(1 + M expm1(2 lambda^2 / E))]^{-1/2}."""
+    sigma = [ln(1 + M expm1(2 lambda^2 / E))]^{-1/2} (proofs_checks ``ra_pinsker_d2``)."""
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     v = _lambda(lam)
     return refine(lambda: 1 / (m * (to_ball(2 * v * v) / e).expm1()).log1p().sqrt(), target, what="sigma")

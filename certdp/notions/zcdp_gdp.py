@@ -116,7 +116,7 @@ def zcdp_tv_upper(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     With z = mu/2 = Phi^{-1}(sigma(t)), 2 Phi(z) - 1 = 2 sigma(t) - 1 = tanh(t/2): the TV of
     randomized response with eps = t_rho. Attack accuracy is 1/2 + TV/2 = 1/(1 + e^{-t_rho}).
     Contract: contains tanh(t_rho/2) for every rho in the input; an upper bound on the TV of
-    every rho-zCDP mechanism (seed 001 via GDP; MATH.md section 3).
+    every rho-zCDP mechanism (seed 001 via GDP; MATH.md section 3; proofs_checks ``gdp_tv_tanh``).
     """
 
     def compute() -> Ball:
