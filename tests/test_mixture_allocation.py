@@ -111,3 +111,58 @@ def test_student_t_quartic_against_quadrature(nu) -> None:
         ref = Fraction(mp.nstr(-(m4 - 3 * m2**2) / 24, 40))
     enc = student_t_quartic(str(nu))
     assert enc.lower - Fraction(1, 10**35) <= ref <= enc.upper + Fraction(1, 10**35)
+
+
+def _mp_cumulants(logf, lo_pts, s: str):
+    import mpmath as mp
+
+    with mp.workdps(40):
+        sh = mp.mpf(s)
+        f = lambda x: mp.exp(logf(x))  # noqa: E731
+        loss = lambda x: logf(x - sh) - logf(x)  # noqa: E731
+        mom = [mp.quad(lambda x, k=k: f(x - sh) * loss(x) ** k, [-mp.inf, *lo_pts(sh), mp.inf]) for k in range(1, 5)]
+        k1 = mom[0]
+        k2 = mom[1] - k1**2
+        k3 = mom[2] - 3 * mom[1] * k1 + 2 * k1**3
+        k4 = mom[3] - 4 * mom[2] * k1 - 3 * mom[1] ** 2 + 12 * mom[1] * k1**2 - 6 * k1**4
+        return [Fraction(mp.nstr(v, 30)) for v in (k1, k2, k3, k4)]
+
+
+@given(st.decimals("0.05", "1.5", places=2), st.decimals("0", "2", places=1))
+def test_loss_cumulants_against_quadrature(s, m) -> None:
+    import mpmath as mp
+
+    mix = certdp.GaussianMixture(str(m), str(s))
+    with mp.workdps(40):  # m at 40 digits: mpf("0.1") at the default 15 digits is a different m
+        mm = mp.mpf(str(m))
+    ref = _mp_cumulants(
+        lambda x: mp.log((mp.npdf(x, mm, 1) + mp.npdf(x, -mm, 1)) / 2),
+        lambda sh: [-mm - 6, -mm - 3, -mm, 0, mm, mm + 3, mm + 6],
+        str(s),
+    )
+    lap = _mp_cumulants(lambda x: -abs(x) - mp.log(2), lambda sh: [-20, -5, 0, sh, 5, 20], str(s))
+    with workprec(128):
+        for got, want in zip(mix.loss_cumulants(), ref, strict=True):
+            assert abs(Fraction(got.mid().str(40, radius=False)) - want) <= Fraction(1, 10**25) * (1 + abs(want))
+        for got, want in zip(certdp.Laplace(1, str(s)).loss_cumulants(), lap, strict=True):
+            assert abs(Fraction(got.mid().str(40, radius=False)) - want) <= Fraction(1, 10**25) * (1 + abs(want))
+
+
+def test_local_expansion_matches_the_gap_to_the_next_order(capsys: pytest.CaptureFixture[str]) -> None:
+    from certdp.notions.expansion import local_expansion
+
+    g = local_expansion(certdp.Gaussian(1, "0.5"), 2)
+    assert all(x.lower <= 0 <= x.upper for x in (g.first, g.third, g.fourth, g.gap))
+    for pair, lead in ((certdp.Laplace, 4), (certdp.GaussianMixture, 2)):
+        errs = []
+        for s in ("0.02", "0.04"):
+            e = local_expansion(pair(1, s), "1.5")
+            errs.append(abs(float(e.total.mid - e.gap.mid)))
+        # the error is of higher order than the leading term (Laplace s^4, mixture s^2): halving s
+        # shrinks it by more than 2^(lead + 1/2) (measured: about 2^6 and 2^4)
+        assert errs[1] / errs[0] > 2.0 ** (lead + 0.5)
+    assert main(["expansion", "gaussian-mixture", "--m", "1", "--shift", "0.1", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["quantity"] == "gap_expansion" and Fraction(rec["gap"]["lower"]) > 0
+    assert main(["expansion", "discrete-laplace", "--a", "1"]) == 2
+    assert "not implemented" in capsys.readouterr().err

@@ -48,6 +48,7 @@ EXAMPLES = {
     "delta": "certdp delta gaussian --sigma 2 --steps 10 --eps 1 --via zcdp",
     "tv": "certdp tv random-allocation --steps 100 --epochs 10 --sigma 1.426215 --method exact",
     "calibrate": "certdp calibrate random-allocation --steps 100 --epochs 10 --tv 0.1",
+    "expansion": "certdp expansion gaussian-mixture --m 1 --shift 0.1 --t 1 --json",
 }
 
 HELP = {
@@ -60,6 +61,7 @@ HELP = {
     "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
     "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
     "calibrate": "certified sigma for a TV target (random allocation): meets it, and one step less misses it",
+    "expansion": "certified local-expansion terms of the gap (seed 000 Thm 3.1): rho - E_P L, kappa_3, kappa_4",
 }
 
 TV_METHODS = ("closed-form", "exact", "monte-carlo", "certified")
@@ -81,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
     sub.required = True
     mech_names = ", ".join(MECHANISMS)
-    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate"):
+    for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate", "expansion"):
         p = sub.add_parser(
             name,
             help=HELP[name],
@@ -102,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
             p.add_argument("--t", help="CGF argument t > 0")
+        if name == "expansion":
+            p.add_argument("--t", default="1", help="order t > 0 of the gap (default 1)")
         if name in ("eps", "calibrate"):
             p.add_argument("--delta", required=name == "eps", help="target delta in (0, 1)")
         if name == "delta":

@@ -95,6 +95,30 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
     inputs = input_record(args, pair)
     if cmd == "tv":
         return run_tv(args, pair, inputs)
+    if cmd == "expansion":
+        from certdp.notions.expansion import local_expansion
+
+        t = real("t", args.t if args.t is not None else "1", gt=0)
+        inputs["t"] = fmt_exact(t)
+        e = local_expansion(pair, t, target_from_args(args, DEFAULT_TARGET))
+
+        def ends(x: Enclosure) -> dict[str, str]:
+            return {"lower": x.lower_str(), "upper": x.upper_str()}
+
+        return enclosure_record(
+            "gap_expansion",
+            e.total,
+            inputs,
+            rho=ends(e.rho),
+            kl=ends(e.kappas[0]),
+            kappa3=ends(e.kappas[2]),
+            kappa4=ends(e.kappas[3]),
+            first_term=ends(e.first),
+            third_term=ends(e.third),
+            fourth_term=ends(e.fourth),
+            gap=ends(e.gap),
+            note="the expansion's terms (seed 000 Thm 3.1); the O(|s|^5) remainder is not enclosed",
+        )
     if cmd in ("cgf", "rdp", "gap"):
         kind, value = order_or_t(args)
         target = target_from_args(args, DEFAULT_TARGET)

@@ -43,6 +43,7 @@ from certdp.enclose.special import (
     phi_inv_upper,
     phi_upper_tail,
     pi,
+    taylor_coefficients,
     theta,
 )
 
@@ -85,6 +86,7 @@ __all__ = [
     "root_increasing",
     "sup_cgf_ratio",
     "sup_interval",
+    "taylor_coefficients",
     "theta",
     "to_ball",
     "upper_float",

@@ -8,7 +8,7 @@ for every point of its input balls. Truncated sums add an analytic tail bound, s
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from flint import arb, arb_series, ctx, fmpz
 
@@ -173,3 +173,20 @@ def theta(x: arb, sigma: arb) -> arb:
     m = nmax + 1 - abs(y).upper()
     tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
     return acc + nonneg_error(2 * tail)
+
+
+def taylor_coefficients(f: Callable[[arb_series], arb_series], x0: arb, n: int) -> list[arb]:
+    """Taylor coefficients f^{(k)}(x0)/k!, k = 0..n, by Arb's power-series arithmetic.
+
+    Contract: each ball contains the exact coefficient, provided f is built from arithmetic and
+    functions that arb_series implements (exp, log, sqrt, ...) and is analytic at x0 (Arb's
+    series functions enclose the truncated composition exactly; no truncation error enters).
+    """
+    old = ctx.cap
+    ctx.cap = n + 1
+    try:
+        out = f(arb_series([x0, 1]))
+        coeffs = out.coeffs() if isinstance(out, arb_series) else [out]
+    finally:
+        ctx.cap = old
+    return [coeffs[k] if k < len(coeffs) else arb(0) for k in range(n + 1)]

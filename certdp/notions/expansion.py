@@ -1,4 +1,5 @@
-"""Leading coefficients of the small-shift gap expansion for two tail families (seed 000 section 4.4).
+"""Local expansion of the zCDP-RDP gap (seed 000 Thm 3.1) and the leading coefficients of two
+tail families (seed 000 section 4.4).
 
 Student-t_nu (seed 000 Prop. 4.4, App. C.6): Gamma(t) = -kappa_4(S_nu)/24 [t(t+1)]^2 s^4 + O(|s|^5)
 with S_nu = (nu+1) Z/(nu + Z^2) and E S^{2j} = (nu+1)^{2j}/nu^j (1/2)_j (nu/2)_j/((nu+1)/2)_{2j}
@@ -16,8 +17,14 @@ Generalized Gaussian (seed 000 (4.7)): chi_beta = beta^{4-4/beta}/(24 Gamma(1/be
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from fractions import Fraction
+
 from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, current_prec, refine, root_increasing, to_ball
-from certdp.errors import InvalidArgument
+from certdp.errors import InvalidArgument, Unsupported
+from certdp.notions.gap import gap as gap_of
+from certdp.notions.zcdp import rho as rho_of
+from certdp.pairs import PrivacyPair
 from certdp.pairs.params import Number, real
 
 _P_COEFFS = (1, 8, -19, -288, -613, -72, -105)  # p(nu), highest degree first
@@ -101,3 +108,66 @@ def ggauss_chi(beta: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
         return lead * (3 * (2 - inv).gamma() ** 2 - (4 - 3 * inv).gamma() * inv.gamma())
 
     return refine(compute, target, what="chi_beta")
+
+
+@dataclass(frozen=True)
+class LocalExpansion:
+    """Seed 000 Thm 3.1 at order t: Gamma(t) = first + third + fourth + R, with
+    first = t(t+1)(rho - E_P L), third = -t^2(t+1) kappa_3/6, fourth = t^2(1-t^2) kappa_4/24 and
+    |R| <= M_T (t^2 + t^5)|s|^5/120 (not computed: M_T is pair-specific). ``gap`` is the exact
+    certified Gamma(t) for comparison; ``kappas`` are kappa_1..kappa_4 of L under P."""
+
+    t: Fraction
+    kappas: tuple[Enclosure, Enclosure, Enclosure, Enclosure]
+    rho: Enclosure
+    first: Enclosure
+    third: Enclosure
+    fourth: Enclosure
+    total: Enclosure
+    gap: Enclosure
+
+
+def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGET) -> LocalExpansion:
+    """Certified terms of seed 000 Thm 3.1's local expansion of the gap at order t.
+
+    Contract: each term encloses its formula (proofs_checks ``thm31_expansion``) with rho from
+    certdp.notions.rho and kappa_1..kappa_4 from the pair's ``loss_cumulants`` (Gaussian exact,
+    Laplace by Taylor arithmetic, Gaussian mixture by quadrature with proved tails). The terms
+    are the expansion, not a bound on Gamma: the remainder is not enclosed. Raises Unsupported
+    for pairs without cumulants.
+    """
+    tt = real("t", t, gt=0)
+    if pair.loss_cumulants() is None:
+        raise Unsupported(f"{pair.mechanism}: loss cumulants (kappa_3, kappa_4) are not implemented")
+    r = rho_of(pair, target)
+    # a term may be exactly 0 (rho = E_P L): its width is then set by rho's, relative to rho
+    scale = float(tt * (tt + 1) * tt * tt + 1) * float(r.upper)
+    terms_target = Target(target.rel_tol, max(target.abs_tol, 2.0**-50 * scale), target.start_prec, target.max_prec)
+    kappas = tuple(refine(lambda j=j: pair.loss_cumulants()[j], target, what=f"kappa_{j + 1}") for j in range(4))
+
+    def term(which: str) -> Enclosure:
+        def compute() -> Ball:
+            tb = to_ball(tt)
+            k = pair.loss_cumulants()
+            if which == "first":
+                return tb * (tb + 1) * (r.ball() - k[0])
+            if which == "third":
+                return -tb * tb * (tb + 1) * k[2] / 6
+            if which == "fourth":
+                return tb * tb * (1 - tb * tb) * k[3] / 24
+            return (
+                tb * (tb + 1) * (r.ball() - k[0]) - tb * tb * (tb + 1) * k[2] / 6 + tb * tb * (1 - tb * tb) * k[3] / 24
+            )
+
+        return refine(compute, terms_target, what=f"{which} term")
+
+    return LocalExpansion(
+        tt,
+        kappas,
+        r,
+        term("first"),
+        term("third"),
+        term("fourth"),
+        term("total"),
+        gap_of(pair, tt, terms_target, rho=r),  # type: ignore[arg-type]
+    )

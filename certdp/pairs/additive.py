@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, to_ball
+from certdp.enclose import Ball, taylor_coefficients, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, real
 
@@ -39,6 +39,12 @@ class Gaussian(PrivacyPair):
     def kl_ball(self) -> Ball:
         """Contract: contains s^2/(2 sigma^2). Proof: MATH.md section 2; proofs_checks ``gaussian_cgf``."""
         return self._c()
+
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball]:
+        """Contract: contains (c, 2c, 0, 0), c = s^2/(2 sigma^2): K(t) = c t + 2c t^2/2 exactly
+        (proofs_checks ``gaussian_cgf``)."""
+        c = self._c()
+        return c, 2 * c, to_ball(0), to_ball(0)
 
     def rho_closed_form(self) -> Ball:
         """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t
@@ -91,6 +97,18 @@ class Laplace(PrivacyPair):
         """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2; proofs_checks ``laplace_kl``)."""
         u = self._u()
         return u + (-u).expm1()
+
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball]:
+        """Contract: contains kappa_j = j! [t^j] K(t), j = 1..4, from Taylor arithmetic on the closed
+        form log((t+1)/(2t+1) e^{tu} + t/(2t+1) e^{-(t+1)u}) at t = 0, where it is analytic
+        (certdp.enclose.taylor_coefficients; proofs_checks ``laplace_cgf``)."""
+        u = self._u()
+
+        def k(t: Ball) -> Ball:
+            return ((t + 1) / (2 * t + 1) * (t * u).exp() + t / (2 * t + 1) * (-(t + 1) * u).exp()).log()
+
+        c = taylor_coefficients(k, to_ball(0), 4)
+        return c[1], 2 * c[2], 6 * c[3], 24 * c[4]
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = sup |log p(x-s)/p(x)| = u (triangle inequality, attained)."""

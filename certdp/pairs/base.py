@@ -76,6 +76,14 @@ class PrivacyPair(abc.ABC):
         """
         return self.rho_closed_form() if self.rho_attained_at_infinity else None
 
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball] | None:
+        """Balls containing the cumulants kappa_1..kappa_4 of L under P (K(t) = sum kappa_j t^j/j!),
+        when the pair implements them (seed 000 Thm 3.1's local expansion); else None.
+
+        Contract: contains kappa_1..kappa_4 when not None (subclass docstring).
+        """
+        return None
+
     def max_loss_ball(self) -> Ball | None:
         """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None.
 
