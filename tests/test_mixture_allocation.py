@@ -7,7 +7,7 @@ import math
 from fractions import Fraction
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import certdp
@@ -128,6 +128,7 @@ def _mp_cumulants(logf, lo_pts, s: str):
         return [Fraction(mp.nstr(v, 30)) for v in (k1, k2, k3, k4)]
 
 
+@settings(max_examples=8)  # each example runs eight 40-digit mpmath quadratures
 @given(st.decimals("0.05", "1.5", places=2), st.decimals("0", "2", places=1))
 def test_loss_cumulants_against_quadrature(s, m) -> None:
     import mpmath as mp
@@ -166,3 +167,15 @@ def test_local_expansion_matches_the_gap_to_the_next_order(capsys: pytest.Captur
     assert rec["quantity"] == "gap_expansion" and Fraction(rec["gap"]["lower"]) > 0
     assert main(["expansion", "discrete-laplace", "--a", "1"]) == 2
     assert "not implemented" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("m", "s"), [("1", "0.5")])
+def test_mixture_rho_by_certified_search(m: str, s: str) -> None:
+    """The branch-and-bound search (chord bounds on finite t, the proved tail) confirms rho = s^2/2:
+    no evaluated order exceeds it, and the sup is approached as t -> inf."""
+    from certdp.notions import rho_detail
+
+    res = rho_detail(certdp.GaussianMixture(m, s), method="search")
+    half = Fraction(s) ** 2 / 2
+    assert res.method == "search" and res.argmax == float("inf")
+    assert res.enclosure.lower <= half <= res.enclosure.upper and res.enclosure.width <= half * Fraction(1, 10**15)

@@ -44,10 +44,15 @@ def mixture_log_i(m: Ball, s: Ball, t: Ball) -> Ball:
     L = _length(mf, 2 * (tf + 1) * mf * sf)
     norm = 1 / (2 * pi()).sqrt()
 
+    ch, sh = (m * s).cosh(), (m * s).sinh()
+
     def f(u, analytic):  # noqa: ANN001 - acb callback signature
+        # (t+1) log cosh(m(y - s)) - t log cosh(m y) = log cosh(m(y - s)) + t log r(y) with
+        # r(y) = cosh(m(y - s))/cosh(m y) = cosh(ms) - tanh(m y) sinh(ms) in [e^{-m|s|}, e^{m|s|}]:
+        # no difference of two huge logs, so large t stays cheap (y = u + c)
         up = (m * (u + c - s)).cosh().log(analytic=analytic)
-        down = (m * (u + c)).cosh().log(analytic=analytic)
-        return norm * (-u * u / 2 - m * m / 2 + (t + 1) * up - t * down).exp()
+        ratio = (ch - (m * (u + c)).tanh() * sh).log(analytic=analytic)
+        return norm * (-u * u / 2 - m * m / 2 + up + t * ratio).exp()
 
     Lb = to_ball(L)
     body = integrate_real(f, -Lb, Lb, what="gaussian-mixture CGF")
