@@ -67,24 +67,8 @@ def power_pruned(coeffs: Sequence[arb], n: int, length: int, floor: arb) -> tupl
     (<= 1) from the product, so the sum of the dropped upper ends bounds it. Pruning keeps the
     dynamic range small, which makes Arb's products fast.
     """
-    if n < 1:
-        raise InvalidArgument(f"n={n} must be >= 1")
-    dropped = [arb(0)]
-    b_off, base = _prune(0, arb_poly(list(coeffs)).truncate(length), floor, dropped)
-    r_off, result = 0, arb_poly([1])
-    first = True
-    while n:
-        if n & 1:
-            if first:
-                r_off, result, first = b_off, base, False
-            else:
-                prod = (result * base).truncate(max(length - r_off - b_off, 1))
-                r_off, result = _prune(r_off + b_off, prod, floor, dropped)
-        n >>= 1
-        if n:
-            b_off, base = _prune(2 * b_off, (base * base).truncate(max(length - 2 * b_off, 1)), floor, dropped)
-    out = result.coeffs()
-    return r_off, out[: max(length - r_off, 0)], dropped[0]
+    off, c, dropped, _ = power_multires(coeffs, n, length - 1, floor, lambda j: 0, spread=True)
+    return off, c, dropped
 
 
 def coarsen_spread(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
