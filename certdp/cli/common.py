@@ -78,6 +78,11 @@ def enclosure_record(quantity: str, enc: Enclosure, inputs: dict[str, object], *
     return rec
 
 
+def ends(enc: Enclosure) -> dict[str, str]:
+    """Outward-rounded decimal ends of an enclosure (a nested field of a JSON record)."""
+    return {"lower": enc.lower_str(), "upper": enc.upper_str()}
+
+
 def fmt_exact(x: Fraction) -> str:
     return decimal_str(x)
 

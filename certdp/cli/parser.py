@@ -72,6 +72,12 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"certdp: error: {message}\n")
 
 
+def _precision_and_json(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
+    p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="certdp",
@@ -133,9 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
                 choices=("auto", "closed-form", "search"),
                 help="how rho is certified (default auto)",
             )
-        p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
-        p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
+        _precision_and_json(p)
     gd = sub.add_parser(
         "gdp",
         help="certified zCDP -> GDP: mu(rho) with seed 001's bounds sqrt(pi rho) <= mu <= sqrt(8 rho)",
@@ -160,9 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--delta", help="eps-delta: certified epsilon at this delta")
     cv.add_argument("--eps", help="eps-delta: certified delta at this epsilon")
     for p in (gd, cv):
-        p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
-        p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
-        p.add_argument("--json", action="store_true", help="print one JSON object")
+        _precision_and_json(p)
     k = sub.add_parser(
         "keygen",
         help="create an Ed25519 key pair for signing certificates",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from certdp.cli.common import enclosure_record, target_from_args
-from certdp.enclose import DEFAULT_TARGET, Enclosure, refine, to_ball
+from certdp.cli.common import enclosure_record, ends, target_from_args
+from certdp.enclose import DEFAULT_TARGET, refine, to_ball
 from certdp.errors import InvalidArgument
 from certdp.notions import CONVERSION_TARGET, classic_zcdp_epsilon
 from certdp.notions.gdp import gdp_attack_accuracy, gdp_delta, gdp_epsilon, gdp_to_rho, gdp_tv, zcdp_delta, zcdp_epsilon
@@ -14,10 +14,6 @@ from certdp.pairs.params import decimal_str, real
 
 NOTIONS_FROM = ("zcdp", "gdp")
 NOTIONS_TO = ("gdp", "eps-delta", "tv", "zcdp")
-
-
-def _ends(enc: Enclosure) -> dict[str, str]:
-    return {"lower": enc.lower_str(), "upper": enc.upper_str()}
 
 
 def run_gdp(args: argparse.Namespace) -> dict[str, object]:
@@ -30,9 +26,9 @@ def run_gdp(args: argparse.Namespace) -> dict[str, object]:
         "mu",
         mu,
         {"rho": decimal_str(rho)},
-        t_rho=_ends(t_of_rho(rho, target)),
-        sqrt_pi_rho=_ends(low),
-        sqrt_8_rho=_ends(high),
+        t_rho=ends(t_of_rho(rho, target)),
+        sqrt_pi_rho=ends(low),
+        sqrt_8_rho=ends(high),
         within_bounds=bool(low.upper <= mu.lower and mu.upper <= high.lower),
     )
 
@@ -64,7 +60,7 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
                 inputs,
                 epsilon=res.enclosure.upper_str(),
                 order=res.order,
-                classic_epsilon=_ends(classic),
+                classic_epsilon=ends(classic),
             )
         if src == "zcdp":
             res = zcdp_delta(value, given, ctarget)

@@ -6,6 +6,7 @@ import argparse
 
 from certdp.cli.common import (
     enclosure_record,
+    ends,
     fmt_exact,
     input_record,
     order_or_t,
@@ -101,9 +102,6 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
         t = real("t", args.t if args.t is not None else "1", gt=0)
         inputs["t"] = fmt_exact(t)
         e = local_expansion(pair, t, target_from_args(args, DEFAULT_TARGET))
-
-        def ends(x: Enclosure) -> dict[str, str]:
-            return {"lower": x.lower_str(), "upper": x.upper_str()}
 
         return enclosure_record(
             "gap_expansion",

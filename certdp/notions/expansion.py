@@ -145,29 +145,25 @@ def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGE
     terms_target = Target(target.rel_tol, max(target.abs_tol, 2.0**-50 * scale), target.start_prec, target.max_prec)
     kappas = tuple(refine(lambda j=j: pair.loss_cumulants()[j], target, what=f"kappa_{j + 1}") for j in range(4))
 
-    def term(which: str) -> Enclosure:
-        def compute() -> Ball:
-            tb = to_ball(tt)
-            k = pair.loss_cumulants()
-            if which == "first":
-                return tb * (tb + 1) * (r.ball() - k[0])
-            if which == "third":
-                return -tb * tb * (tb + 1) * k[2] / 6
-            if which == "fourth":
-                return tb * tb * (1 - tb * tb) * k[3] / 24
-            return (
-                tb * (tb + 1) * (r.ball() - k[0]) - tb * tb * (tb + 1) * k[2] / 6 + tb * tb * (1 - tb * tb) * k[3] / 24
-            )
+    def terms() -> tuple[Ball, Ball, Ball]:
+        tb, k = to_ball(tt), pair.loss_cumulants()
+        return (
+            tb * (tb + 1) * (r.ball() - k[0]),
+            -tb * tb * (tb + 1) * k[2] / 6,
+            tb * tb * (1 - tb * tb) * k[3] / 24,
+        )
 
-        return refine(compute, terms_target, what=f"{which} term")
+    def term(which: int) -> Enclosure:
+        return refine(lambda: terms()[which], terms_target, what="expansion term")
 
+    total = refine(lambda: sum(terms(), to_ball(0)), terms_target, what="expansion")
     return LocalExpansion(
         tt,
         kappas,
         r,
-        term("first"),
-        term("third"),
-        term("fourth"),
-        term("total"),
+        term(0),
+        term(1),
+        term(2),
+        total,
         gap_of(pair, tt, terms_target, rho=r),  # type: ignore[arg-type]
     )

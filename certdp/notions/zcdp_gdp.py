@@ -82,6 +82,11 @@ def mu_randomized_response(eps: Number, target: Target = DEFAULT_TARGET) -> Encl
     return refine(lambda: 2 * _z_of_t(to_ball(e)), target, what="mu")
 
 
+def _mu_ball(r: Ball) -> Ball:
+    """mu for every rho in the ball r, at the current precision."""
+    return 2 * _z_of_t(_t_ball(r, current_prec()))
+
+
 def t_of_rho(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Enclosure of t_rho, the unique root of t tanh(t/2) = rho (rho > 0).
 
@@ -104,10 +109,7 @@ def mu_from_rho(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     cannot be met (e.g. an input Enclosure that is too wide).
     """
 
-    def compute() -> Ball:
-        return 2 * _z_of_t(_t_ball(_rho_ball(rho), current_prec()))
-
-    return refine(compute, target, what="mu")
+    return refine(lambda: _mu_ball(_rho_ball(rho)), target, what="mu")
 
 
 def zcdp_tv_upper(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
@@ -181,7 +183,7 @@ def compare_composition_order(rhos: Iterable[Number], target: Target = DEFAULT_T
     def before_ball() -> Ball:
         acc = to_ball(0)
         for r in rs:
-            acc += (2 * _z_of_t(_t_ball(to_ball(r), current_prec()))) ** 2
+            acc += _mu_ball(to_ball(r)) ** 2
         return acc.sqrt()
 
     before = refine(before_ball, target, what="mu before composition")
@@ -278,7 +280,7 @@ def randomized_response_check(t: Number, target: Target = DEFAULT_TARGET) -> Ran
     kl_b = refine(lambda: to_ball(tv) * (to_ball(tv) / 2).tanh(), target, what="t tanh(t/2)")
     loose = Target(rel_tol=max(target.rel_tol, 2.0**-50), abs_tol=target.abs_tol)
     mu_kl = mu_from_rho(kl_a, loose)
-    mu_c = refine(lambda: 2 * _z_of_t(to_ball(tv)), target, what="corner mu")
+    mu_c = mu_randomized_response(tv, target)
     overlap = not (kl_a.upper < kl_b.lower or kl_b.upper < kl_a.lower) and not (
         mu_kl.upper < mu_c.lower or mu_c.upper < mu_kl.lower
     )
