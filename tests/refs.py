@@ -164,3 +164,49 @@ def mixture_kl(m, shift) -> mp.mpf:
         f = lambda x: (mp.npdf(x, mm, 1) + mp.npdf(x, -mm, 1)) / 2  # noqa: E731
         g = lambda x: f(x - s) * (mp.log(f(x - s)) - mp.log(f(x)))  # noqa: E731
         return mp.quad(g, [-mp.inf, -mm - 10, -mm, 0, s, mm + s, mm + s + 10, mp.inf])
+
+
+def _student_t_density(nu: mp.mpf):
+    c = mp.gamma((nu + 1) / 2) / (mp.sqrt(nu * mp.pi) * mp.gamma(nu / 2))
+    return lambda x: c * (1 + x * x / nu) ** (-(nu + 1) / 2)
+
+
+def student_t_cgf(nu, shift, t) -> mp.mpf:
+    """log int f(x-s)^{t+1} f(x)^{-t} dx for the Student-t density, quadrature on the real line."""
+    with mp.workdps(DPS):
+        n, s, t = mpf(nu), mpf(shift), mpf(t)
+        f = _student_t_density(n)
+        g = lambda x: f(x - s) ** (t + 1) * f(x) ** (-t)  # noqa: E731
+        return mp.log(mp.quad(g, [-mp.inf, -100, -10, 0, s, 10, 100, mp.inf]))
+
+
+def student_t_kl(nu, shift) -> mp.mpf:
+    with mp.workdps(DPS):
+        n, s = mpf(nu), mpf(shift)
+        f = _student_t_density(n)
+        g = lambda x: f(x - s) * (mp.log(f(x - s)) - mp.log(f(x)))  # noqa: E731
+        return mp.quad(g, [-mp.inf, -100, -10, 0, s, 10, 100, mp.inf])
+
+
+def _ggauss_density(beta: mp.mpf):
+    c = beta ** (1 - 1 / beta) / (2 * mp.gamma(1 / beta))
+    return lambda x: c * mp.exp(-(abs(x) ** beta) / beta)
+
+
+def ggauss_cgf(beta, shift, t) -> mp.mpf:
+    """log int f(x-s)^{t+1} f(x)^{-t} dx, f proportional to e^{-|x|^beta/beta}; breakpoints at the kinks."""
+    with mp.workdps(DPS):
+        b, s, t = mpf(beta), mpf(shift), mpf(t)
+        c = b ** (1 - 1 / b) / (2 * mp.gamma(1 / b))
+        g = lambda x: c * mp.exp(-((t + 1) * abs(x - s) ** b - t * abs(x) ** b) / b)  # noqa: E731
+        peak = max((t + 1) * abs(s), 1)
+        pts = sorted({mp.mpf(0), s, -5, 5, 3 * peak, 10 * peak})
+        return mp.log(mp.quad(g, [-mp.inf, *pts, mp.inf]))
+
+
+def ggauss_kl(beta, shift) -> mp.mpf:
+    with mp.workdps(DPS):
+        b, s = mpf(beta), mpf(shift)
+        f = _ggauss_density(b)
+        g = lambda x: f(x - s) * (abs(x) ** b - abs(x - s) ** b) / b  # noqa: E731
+        return mp.quad(g, [-mp.inf, -5, *sorted({mp.mpf(0), s}), 5, mp.inf])

@@ -108,13 +108,14 @@ def test_human_output_shows_ball_and_width(capsys: pytest.CaptureFixture[str]) -
         (["rho", "gaussian", "--sigma", "1", "--prec", "128", "--max-prec", "64"], "max-prec=64 must be >= prec=128"),
         (
             ["rho", "uniform"],
-            "mechanism=uniform must be one of gaussian, laplace, gaussian-mixture, discrete-laplace, "
-            "discrete-gaussian, subsampled-gaussian, random-allocation",
+            "mechanism=uniform must be one of gaussian, laplace, gaussian-mixture, student-t, "
+            "generalized-gaussian, discrete-laplace, discrete-gaussian, subsampled-gaussian, random-allocation",
         ),
-        (["rho", "student-t"], "mechanism=student-t is not available yet (planned in issue 5)"),
+        (["rho", "student-t", "--nu", "0.5"], "nu=0.5 must be >= 1"),
+        (["rho", "generalized-gaussian", "--beta", "nan"], "beta=nan must be a finite number"),
         (
             ["rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "10.5"],
-            "random-allocation is supported at integer orders only (real orders come with issue 5): order=10.5",
+            "random-allocation is supported at integer orders only: order=10.5",
         ),
     ],
 )

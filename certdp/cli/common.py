@@ -8,17 +8,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 
-from certdp.cli.parser import PARAMS, PLANNED, REQUIRED
+from certdp.cli.parser import PARAMS, REQUIRED
 from certdp.enclose import Enclosure, Target
-from certdp.errors import InvalidArgument, Unsupported
+from certdp.errors import InvalidArgument
 from certdp.pairs import MECHANISMS, PrivacyPair, RandomAllocation, compose
 from certdp.pairs.params import decimal_str, integer
 
 
 def pair_from_args(args: argparse.Namespace) -> PrivacyPair:
     mech = args.mechanism
-    if mech in PLANNED:
-        raise Unsupported(f"mechanism={mech} is not available yet (planned in {PLANNED[mech]})")
     if mech not in MECHANISMS:
         raise InvalidArgument(f"mechanism={mech} must be one of {', '.join(MECHANISMS)}")
     kwargs: dict[str, str] = {}

@@ -8,30 +8,37 @@ from typing import NoReturn
 from certdp import __version__
 from certdp.pairs import DIRECTIONS, MECHANISMS
 
-PLANNED = {
-    "student-t": "issue 5",
-    "generalized-gaussian": "issue 5",
-}
-
 PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
     "sigma": (
         ("gaussian", "discrete-gaussian", "subsampled-gaussian", "random-allocation"),
         "noise scale sigma > 0 (noise multiplier for subsampled-gaussian)",
     ),
     "shift": (
-        ("gaussian", "laplace", "gaussian-mixture", "discrete-laplace", "discrete-gaussian"),
+        (
+            "gaussian",
+            "laplace",
+            "gaussian-mixture",
+            "student-t",
+            "generalized-gaussian",
+            "discrete-laplace",
+            "discrete-gaussian",
+        ),
         "sensitivity shift (default 1; integer >= 1 for discrete mechanisms)",
     ),
     "scale": (("laplace",), "Laplace scale b > 0 (default 1)"),
     "a": (("discrete-laplace",), "discrete Laplace decay a > 0 (mass proportional to e^{-a|z|})"),
     "q": (("subsampled-gaussian",), "Poisson sampling rate q in (0, 1]"),
     "m": (("gaussian-mixture",), "mixture component means +-m, m >= 0 (default 1; unit variances)"),
+    "nu": (("student-t",), "Student-t degrees of freedom nu >= 1 (default 3; unit scale)"),
+    "beta": (("generalized-gaussian",), "generalized Gaussian exponent beta in [1, 2] (density ~ e^{-|x|^beta/beta})"),
 }
 
 REQUIRED = {
     "gaussian": ("sigma",),
     "laplace": (),
     "gaussian-mixture": (),
+    "student-t": (),
+    "generalized-gaussian": (),
     "discrete-laplace": ("a",),
     "discrete-gaussian": ("sigma",),
     "subsampled-gaussian": ("q", "sigma"),

@@ -19,7 +19,7 @@ from certdp.enclose.ball import (
 )
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
-from certdp.enclose.integrate import integrate_real
+from certdp.enclose.integrate import abs_pow, integrate_real
 from certdp.enclose.lattice import coarsen_group, coarsen_spread, power_multires, power_pruned, power_truncated
 from certdp.enclose.optimize import (
     PositivityResult,
@@ -57,6 +57,7 @@ __all__ = [
     "SearchResult",
     "Target",
     "Verdict",
+    "abs_pow",
     "binomial",
     "certainly_le",
     "certainly_lt",

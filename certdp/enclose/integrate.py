@@ -1,8 +1,12 @@
 """Rigorous integration on a finite interval with Arb (``acb.integral``).
 
-Callers add their own analytic tail bounds for the part of the real line left out; the
-integrand must return a non-finite ball where it is not holomorphic on the complex ball it is
-given (meromorphic integrands are handled automatically: poles give non-finite balls).
+Callers add their own analytic tail bounds for the part of the real line left out. Arb's rule
+for the integrand f(z, analytic): with analytic=True it must return a non-finite ball where f
+is not holomorphic on the complex ball z (meromorphic integrands are handled automatically:
+poles give non-finite balls); with analytic=False it need only enclose f at the real points of
+z, which Arb uses for direct bounds (width times value) on small subintervals. That second mode
+lets an integrand with a branch point at an end of the interval (|x|^p at 0) be integrated up
+to that end: see :func:`abs_pow`.
 """
 
 from __future__ import annotations
@@ -14,6 +18,22 @@ from flint import acb, arb, ctx
 from certdp.errors import PrecisionExhausted
 
 ComplexFunc = Callable[[acb, bool], acb]
+
+
+def abs_pow(z: acb, p: arb, analytic: bool, sign: int = 1) -> acb:
+    """|x|^p for integrands on a piece of the real line where sign * x >= 0 (p > 0).
+
+    Contract: with ``analytic`` true, exp(p log(sign z)) with Arb's analyticity flag on log: the
+    principal branch, equal to |x|^p at real x with sign * x > 0 and non-finite where the ball
+    touches the branch cut; with ``analytic`` false, a real ball containing |x|^p for every real
+    x in the real part of z (monotonicity of y^p on [0, inf) for p > 0).
+    """
+    if analytic:
+        return (p * (sign * z).log(analytic=True)).exp()
+    x = abs(z.real)
+    if x > 0:
+        return acb(x**p)
+    return acb(arb(0).union(arb(x.upper()) ** p))
 
 
 def integrate_real(f: ComplexFunc, a: arb, b: arb, *, what: str = "integral") -> arb:

@@ -149,6 +149,7 @@ def sup_cgf_ratio(
     head_witness: arb,
     tail_bound: EndBound,
     tail_witness: arb | None = None,
+    head_curvature: Callable[[float], arb | None] | None = None,
     tol: float,
     max_evals: int = MAX_EVALS,
 ) -> SearchResult:
@@ -158,7 +159,11 @@ def sup_cgf_ratio(
     (convex, K(0) = 0, K(t)/t nondecreasing: Renyi divergence grows with the order;
     MATH.md section 1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
     (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), and (iv) ``tail_witness`` (if given)
-    <= limsup_{t->inf} of the ratio. The head (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio.
+    <= limsup_{t->inf} of the ratio. The head (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio,
+    or, when ``head_curvature(lo)`` >= sup_{0<t<=lo} K''(t) =: C is given and ``head_witness``
+    contains K'(0) = KL, by Taylor: K(t) <= KL t + C t^2/2, so the ratio is at most
+    (KL + C t/2)/(1 + t), a monotone function of t on (0, lo] (so its larger end value); when
+    C <= 2 KL this is KL itself and the head costs two integrals instead of a tiny lo.
     Raises PrecisionExhausted if the width ``tol`` is not reached within ``max_evals``.
     """
     if not tol > 0:
@@ -173,29 +178,37 @@ def sup_cgf_ratio(
     argbest = 0.0
     if tail_witness is not None and tail_witness.lower() > best.lower():
         best, argbest = tail_witness, math.inf
-    for k in range(-6, 7):
-        t = 4.0**k
-        r = ratio(t)
-        if r.lower() > best.lower():
-            best, argbest = r, t
 
     def above_target(x: arb) -> bool:
         """True unless x.upper() <= best.lower() + tol is certain (ball comparison)."""
         return not (x.upper() <= best.lower() + tol)
 
-    lo = 1.0 / 4096
-    while above_target(cache(lo) / arb(lo)):
-        lo /= 64
-        if lo < MIN_T or len(cache.values) > max_evals:
-            raise PrecisionExhausted(
-                f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
-            )
-    hi = 4096.0
+    # The far end first, from the (cheap) tail bound alone: K at huge t can be costly (integral
+    # pairs), so no probe goes beyond the first T where the tail is already settled.
+    hi = 4.0
     while above_target(tail_bound(hi)):
-        hi *= 64
+        hi *= 4
         if hi > MAX_T:
             raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} of the witness for any t <= {MAX_T:g}")
-    head_up = cache(lo) / arb(lo)
+    k = -6
+    while 4.0**k <= hi:
+        r = ratio(4.0**k)
+        if r.lower() > best.lower():
+            best, argbest = r, 4.0**k
+        k += 1
+
+    head = _curvature_head(head_witness, head_curvature, above_target) if head_curvature is not None else None
+    if head is not None:
+        lo, head_up = head
+    else:
+        lo = 1.0 / 4096
+        while above_target(cache(lo) / arb(lo)):
+            lo /= 64
+            if lo < MIN_T or len(cache.values) > max_evals:
+                raise PrecisionExhausted(
+                    f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
+                )
+        head_up = cache(lo) / arb(lo)
     tail_up = tail_bound(hi)
 
     pts = _geometric_grid(lo, hi)
@@ -217,6 +230,24 @@ def sup_cgf_ratio(
     for item in heap:
         upper = upper.max(item[3])
     return SearchResult(_finish(best, upper.max(best)), argbest, (lo, hi), len(cache.values))
+
+
+def _curvature_head(
+    kl: arb, curvature: Callable[[float], arb | None], above_target: Callable[[arb], bool]
+) -> tuple[float, arb] | None:
+    """(lo, bound) with bound >= sup_{0<t<=lo} K(t)/(t(t+1)) from K'' <= curvature(lo) (see
+    sup_cgf_ratio), for the largest lo in 1/4, 1/64, ... that settles the head; None if none does."""
+    lo = 0.25
+    while lo > 1e-9:
+        c = curvature(lo)
+        if c is None or not c.is_finite():
+            return None
+        k = arb(kl.upper())
+        bound = k.max((k + arb(c.upper()) * lo / 2) / (1 + arb(lo)))
+        if not above_target(bound):
+            return lo, bound
+        lo /= 16
+    return None
 
 
 def _secant_lower(

@@ -131,22 +131,35 @@ def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGE
     """Certified terms of seed 000 Thm 3.1's local expansion of the gap at order t.
 
     Contract: each term encloses its formula (proofs_checks ``thm31_expansion``) with rho from
-    certdp.notions.rho and kappa_1..kappa_4 from the pair's ``loss_cumulants`` (Gaussian exact,
-    Laplace by Taylor arithmetic, Gaussian mixture by quadrature with proved tails). The terms
+    certdp.notions.rho and kappa_1..kappa_4 from the pair's ``loss_cumulants`` (Gaussian exact;
+    Laplace by Taylor arithmetic; discrete Laplace and discrete Gaussian by exact or tail-bounded
+    sums; Gaussian mixture, Student-t, generalized Gaussian and the subsampled Gaussian (one
+    direction) by quadrature with proved tails; compositions add them). The terms
     are the expansion, not a bound on Gamma: the remainder is not enclosed. Raises Unsupported
     for pairs without cumulants.
     """
     tt = real("t", t, gt=0)
-    if pair.loss_cumulants() is None:
-        raise Unsupported(f"{pair.mechanism}: loss cumulants (kappa_3, kappa_4) are not implemented")
+    cache: dict[int, tuple[Ball, Ball, Ball, Ball]] = {}
+
+    def cumulants() -> tuple[Ball, Ball, Ball, Ball]:
+        # integral pairs pay one quadrature per cumulant: compute them once per precision
+        prec = current_prec()
+        if prec not in cache:
+            got = pair.loss_cumulants()
+            if got is None:
+                raise Unsupported(f"{pair.mechanism}: loss cumulants (kappa_3, kappa_4) are not implemented")
+            cache[prec] = got
+        return cache[prec]
+
+    cumulants()
     r = rho_of(pair, target)
     # a term may be exactly 0 (rho = E_P L): its width is then set by rho's, relative to rho
     scale = float(tt * (tt + 1) * tt * tt + 1) * float(r.upper)
     terms_target = Target(target.rel_tol, max(target.abs_tol, 2.0**-50 * scale), target.start_prec, target.max_prec)
-    kappas = tuple(refine(lambda j=j: pair.loss_cumulants()[j], target, what=f"kappa_{j + 1}") for j in range(4))
+    kappas = tuple(refine(lambda j=j: cumulants()[j], target, what=f"kappa_{j + 1}") for j in range(4))
 
     def terms() -> tuple[Ball, Ball, Ball]:
-        tb, k = to_ball(tt), pair.loss_cumulants()
+        tb, k = to_ball(tt), cumulants()
         return (
             tb * (tb + 1) * (r.ball() - k[0]),
             -tb * tb * (tb + 1) * k[2] / 6,

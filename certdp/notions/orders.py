@@ -47,10 +47,7 @@ def t_ball(pair: PrivacyPair, t: Fraction) -> Ball:
     """
     b = to_ball(t)
     if not pair.real_orders and t.denominator != 1:
-        raise Unsupported(
-            f"{pair.mechanism} is supported at integer orders only (real orders come with issue 5): "
-            f"order={float(t + 1):g}"
-        )
+        raise Unsupported(f"{pair.mechanism} is supported at integer orders only: order={float(t + 1):g}")
     pair.check_order(b)
     return b
 

@@ -23,7 +23,7 @@ class RhoResult:
 
 def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
     if not pair.real_orders:
-        raise Unsupported(f"{pair.mechanism}: a certified sup over real orders needs real orders (issue 5)")
+        raise Unsupported(f"{pair.mechanism}: a certified sup over real orders needs a CGF at real orders")
     kl = pair.kl_ball()
     tail_witness = pair.ratio_tail_witness()
     tail = pair.ratio_tail_bound
@@ -36,7 +36,14 @@ def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
 
     mag = max(upper_float(kl), upper_float(tail_witness) if tail_witness is not None else 0.0)
     tol = target.tolerance_for(mag) / 4
-    res = sup_cgf_ratio(pair.cgf_ball, head_witness=kl, tail_bound=tail_bound, tail_witness=tail_witness, tol=tol)
+    res = sup_cgf_ratio(
+        pair.cgf_ball,
+        head_witness=kl,
+        tail_bound=tail_bound,
+        tail_witness=tail_witness,
+        head_curvature=pair.head_curvature_upper,
+        tol=tol,
+    )
     return res.value, res.argbest, res.evaluations
 
 

@@ -4,8 +4,10 @@ from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair
 from certdp.pairs.composition import Composition, compose
 from certdp.pairs.discrete import DiscreteGaussian, DiscreteLaplace
+from certdp.pairs.generalized_gaussian import GeneralizedGaussian
 from certdp.pairs.mixture import GaussianMixture
 from certdp.pairs.random_allocation import RandomAllocation
+from certdp.pairs.student_t import StudentT
 from certdp.pairs.subsampled import DIRECTIONS, SubsampledGaussian
 
 #: CLI mechanism name -> pair class.
@@ -15,6 +17,8 @@ MECHANISMS: dict[str, type[PrivacyPair]] = {
         Gaussian,
         Laplace,
         GaussianMixture,
+        StudentT,
+        GeneralizedGaussian,
         DiscreteLaplace,
         DiscreteGaussian,
         SubsampledGaussian,
@@ -30,9 +34,11 @@ __all__ = [
     "DiscreteLaplace",
     "Gaussian",
     "GaussianMixture",
+    "GeneralizedGaussian",
     "Laplace",
     "PrivacyPair",
     "RandomAllocation",
+    "StudentT",
     "SubsampledGaussian",
     "compose",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -62,6 +63,15 @@ def laplace_cgf_u(t: Ball, u: Ball) -> Ball:
     return (num / (2 * t + 1)).log1p()
 
 
+def _laplace_cgf_closed(u: Ball) -> Callable[[Ball], Ball]:
+    """t -> log((t+1)/(2t+1) e^{tu} + t/(2t+1) e^{-(t+1)u}), written for balls and series alike."""
+
+    def k(t: Ball) -> Ball:
+        return ((t + 1) / (2 * t + 1) * (t * u).exp() + t / (2 * t + 1) * (-(t + 1) * u).exp()).log()
+
+    return k
+
+
 @dataclass(frozen=True, init=False)
 class Laplace(PrivacyPair):
     """Laplace noise with density exp(-|x|/b)/(2b) and shift s; u = |s|/b.
@@ -103,12 +113,13 @@ class Laplace(PrivacyPair):
         form log((t+1)/(2t+1) e^{tu} + t/(2t+1) e^{-(t+1)u}) at t = 0, where it is analytic
         (certdp.enclose.taylor_coefficients; proofs_checks ``laplace_cgf``)."""
         u = self._u()
-
-        def k(t: Ball) -> Ball:
-            return ((t + 1) / (2 * t + 1) * (t * u).exp() + t / (2 * t + 1) * (-(t + 1) * u).exp()).log()
-
-        c = taylor_coefficients(k, to_ball(0), 4)
+        c = taylor_coefficients(_laplace_cgf_closed(u), to_ball(0), 4)
         return c[1], 2 * c[2], 6 * c[3], 24 * c[4]
+
+    def head_curvature_upper(self, lo: float) -> Ball:
+        """Contract: upper end >= sup_{0<t<=lo} K''(t): Arb's series arithmetic on the closed form
+        at the ball [0, lo] encloses K''(t)/2 for every t in it (proofs_checks ``laplace_cgf``)."""
+        return 2 * taylor_coefficients(_laplace_cgf_closed(self._u()), to_ball(0).union(to_ball(lo)), 2)[2]
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = sup |log p(x-s)/p(x)| = u (triangle inequality, attained)."""

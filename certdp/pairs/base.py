@@ -84,6 +84,17 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
+    def head_curvature_upper(self, lo: float) -> Ball | None:
+        """Ball whose upper end bounds sup_{0<t<=lo} K''(t), or None when the pair has none.
+
+        The pairs that implement it use K''(t) = Var_t(L) <= E_t[(L - c)^2] = N(t)/e^{K(t)} <= N(t)
+        (P_t the tilted law, any c, K >= 0), N(t) = E_P[e^{tL} (L - c)^2] convex in t, so
+        sup_{[0, lo]} K'' <= max(N(0), N(lo)) (proofs_checks ``tilted_curvature``).
+
+        Contract: upper end >= sup_{0<t<=lo} K''(t) when not None.
+        """
+        return None
+
     def max_loss_ball(self) -> Ball | None:
         """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None.
 
@@ -97,9 +108,7 @@ class PrivacyPair(abc.ABC):
         Contract: returns only for orders this pair can evaluate.
         """
         if not self.real_orders and not t.is_integer():
-            raise Unsupported(
-                f"{self.mechanism} is supported at integer orders only (real orders come with issue 5): t={t}"
-            )
+            raise Unsupported(f"{self.mechanism} is supported at integer orders only: t={t}")
 
     def params(self) -> dict[str, str]:
         """Exact parameter values as canonical decimal strings (serialisable description).

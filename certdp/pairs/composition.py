@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -84,35 +84,40 @@ class Composition(PrivacyPair):
             acc += n * r
         return acc
 
-    def ratio_tail_bound(self, T: float) -> Ball | None:
-        """Contract: sup of a sum <= sum of sups: sum_i n_i tail_i(T)."""
+    def _weighted_sum(self, part_value: Callable[[PrivacyPair], Ball | None]) -> Ball | None:
+        """sum_i n_i part_value(pair_i), or None as soon as a part has no value."""
         acc = to_ball(0)
         for pair, n in self.parts:
-            b = pair.ratio_tail_bound(T)
-            if b is None:
+            v = part_value(pair)
+            if v is None:
                 return None
-            acc += n * b
+            acc += n * v
         return acc
+
+    def ratio_tail_bound(self, T: float) -> Ball | None:
+        """Contract: sup of a sum <= sum of sups: sum_i n_i tail_i(T)."""
+        return self._weighted_sum(lambda p: p.ratio_tail_bound(T))
 
     def ratio_tail_witness(self) -> Ball | None:
         """Contract: liminf of a sum >= sum of liminfs: sum_i n_i witness_i."""
-        acc = to_ball(0)
-        for pair, n in self.parts:
-            w = pair.ratio_tail_witness()
-            if w is None:
-                return None
-            acc += n * w
-        return acc
+        return self._weighted_sum(lambda p: p.ratio_tail_witness())
+
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball] | None:
+        """Contract: cumulants add over independent losses: sum_i n_i kappa_j,i (None when a part
+        has none)."""
+        per_part = {pair: pair.loss_cumulants() for pair, _ in self.parts}
+        if any(k is None for k in per_part.values()):
+            return None
+        sums = [self._weighted_sum(lambda p, j=j: per_part[p][j]) for j in range(4)]  # type: ignore[index]
+        return sums[0], sums[1], sums[2], sums[3]  # type: ignore[return-value]
+
+    def head_curvature_upper(self, lo: float) -> Ball | None:
+        """Contract: K'' adds, so sum_i n_i of the parts' bounds (None when a part has none)."""
+        return self._weighted_sum(lambda p: p.head_curvature_upper(lo))
 
     def max_loss_ball(self) -> Ball | None:
         """Contract: D_inf adds under composition: sum_i n_i D_inf,i."""
-        acc = to_ball(0)
-        for pair, n in self.parts:
-            m = pair.max_loss_ball()
-            if m is None:
-                return None
-            acc += n * m
-        return acc
+        return self._weighted_sum(lambda p: p.max_loss_ball())
 
     def params(self) -> dict[str, str]:
         """Contract: each part described with its count."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, theta, to_ball
+from certdp.enclose import Ball, current_prec, theta, to_ball
+from certdp.errors import PrecisionExhausted
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, integer, real
 
@@ -57,9 +59,40 @@ class DiscreteLaplace(PrivacyPair):
             acc += p * loss
         return acc
 
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball]:
+        """Contract: contains kappa_1..kappa_4 of L under P from the exact atoms: kappa_1 = mean,
+        kappa_2 = mu_2, kappa_3 = mu_3, kappa_4 = mu_4 - 3 mu_2^2 (central moments, finite sums)."""
+        atoms = self._atoms()
+        mean = self.kl_ball()
+        mu = [sum((p * (loss - mean) ** k for p, loss in atoms), to_ball(0)) for k in (2, 3, 4)]
+        return mean, mu[0], mu[1], mu[2] - 3 * mu[0] * mu[0]
+
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = a r (the largest atom of L, positive probability)."""
         return to_ball(self.a * self.shift)
+
+
+def discrete_gaussian_moment(sigma: Ball, k: int) -> Ball:
+    """S_k = sum_{z in Z} z^k exp(-z^2/(2 sigma^2)) for even k >= 0.
+
+    Contract: contains S_k: the sum over |z| <= N plus both tails, each at most
+    int_N^inf x^k e^{-x^2/(2 sigma^2)} dx <= N^k e^{-N^2/(2 sigma^2)}/delta, delta = N/sigma^2 - k/N > 0
+    (the summand decreases for z >= sigma sqrt(k), so the sum over z > N is below the integral from
+    N; the log of the integrand has slope <= -delta beyond N).
+    """
+    sf = float(sigma.upper())
+    N = math.ceil(sf * math.sqrt(k) + sf * math.sqrt(2 * (current_prec() + 10 + 2 * k) * math.log(2)) + k + 2)
+    acc = to_ball(0)
+    two_var = 2 * sigma * sigma
+    for z in range(1, N + 1):
+        acc += to_ball(z) ** k * (-to_ball(z * z) / two_var).exp()
+    total = 2 * acc + (1 if k == 0 else 0)
+    Nb = to_ball(N)
+    delta = Nb / (sigma * sigma) - to_ball(k) / Nb
+    if not delta > 0:
+        raise PrecisionExhausted(f"discrete-gaussian moment {k}: tail length too short")
+    tail = 2 * Nb**k * (-Nb * Nb / two_var).exp() / delta
+    return total + to_ball(0).union(tail)
 
 
 @dataclass(frozen=True, init=False)
@@ -94,6 +127,17 @@ class DiscreteGaussian(PrivacyPair):
         """Contract: contains KL = r^2/(2 sigma^2): K'(0) = r^2/(2 sigma^2) + r Theta'(0)/Theta(0)
         and Theta'(0) = 0 because Theta is even."""
         return self._c()
+
+    def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball]:
+        """Contract: contains kappa_1..kappa_4 of L under P. Under P the noise is Z + r with
+        Z ~ DG(sigma), and L = (2 r Z + r^2)/(2 sigma^2) is affine in Z, so kappa_1 = r^2/(2 sigma^2),
+        kappa_2 = (r/sigma^2)^2 E Z^2, kappa_3 = 0 (Z symmetric), kappa_4 = (r/sigma^2)^4
+        (E Z^4 - 3 (E Z^2)^2), with the moments of :func:`discrete_gaussian_moment`."""
+        s = to_ball(self.sigma)
+        b = to_ball(self.shift) / (s * s)
+        m0, m2, m4 = (discrete_gaussian_moment(s, k) for k in (0, 2, 4))
+        e2, e4 = m2 / m0, m4 / m0
+        return self._c(), b * b * e2, to_ball(0), b**4 * (e4 - 3 * e2 * e2)
 
     def rho_closed_form(self) -> Ball:
         """Contract: contains rho = r^2/(2 sigma^2).

@@ -102,6 +102,38 @@ CASES.append(
     )
 )
 
+CASES.append(
+    Case(
+        "student-t",
+        st.fixed_dictionaries({"nu": dec("1", "40", 2), "shift": dec("-2", "3", 3).filter(lambda v: Decimal(v) != 0)}),
+        lambda nu, shift: certdp.StudentT(nu, shift),
+        dec("0.05", "10", 2),
+        lambda p, t: refs.student_t_cgf(p["nu"], p["shift"], t),
+        lambda p: refs.student_t_kl(p["nu"], p["shift"]),
+        [
+            ({"nu": "0.5"}, "nu=0.5 must be >= 1"),
+            ({"nu": float("nan")}, "nu=nan must be a finite number"),
+            ({"nu": 3, "shift": 0}, "shift=0 must be != 0"),
+        ],
+    )
+)
+
+CASES.append(
+    Case(
+        "generalized-gaussian",
+        st.fixed_dictionaries({"beta": dec("1", "2", 3), "shift": dec("-2", "2", 3).filter(lambda v: Decimal(v) != 0)}),
+        lambda beta, shift: certdp.GeneralizedGaussian(beta, shift),
+        dec("0.05", "6", 2),
+        lambda p, t: refs.ggauss_cgf(p["beta"], p["shift"], t),
+        lambda p: refs.ggauss_kl(p["beta"], p["shift"]),
+        [
+            ({"beta": "0.9"}, "beta=0.9 must be >= 1"),
+            ({"beta": "2.5"}, "beta=2.5 must be <= 2"),
+            ({"beta": "1.5", "shift": 0}, "shift=0 must be != 0"),
+        ],
+    )
+)
+
 SUB_DIRECTIONS = ("remove", "add", "both")
 
 
@@ -204,6 +236,8 @@ def _defaults(case: Case) -> dict[str, Any]:
         "gaussian": {"sigma": 1, "shift": 1},
         "laplace": {"scale": 1, "shift": 1},
         "gaussian-mixture": {"m": 1, "shift": 1},
+        "student-t": {"nu": 3, "shift": 1},
+        "generalized-gaussian": {"beta": "1.5", "shift": 1},
         "discrete-laplace": {"a": 1, "shift": 1},
         "discrete-gaussian": {"sigma": 1, "shift": 1},
         "subsampled-gaussian": {"q": "0.1", "sigma": 1, "direction": "both"},
