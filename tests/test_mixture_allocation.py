@@ -165,7 +165,7 @@ def test_local_expansion_matches_the_gap_to_the_next_order(capsys: pytest.Captur
     assert main(["expansion", "gaussian-mixture", "--m", "1", "--shift", "0.1", "--json"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["quantity"] == "gap_expansion" and Fraction(rec["gap"]["lower"]) > 0
-    assert main(["expansion", "discrete-laplace", "--a", "1"]) == 2
+    assert main(["expansion", "random-allocation", "--steps", "3", "--sigma", "1"]) == 2
     assert "not implemented" in capsys.readouterr().err
 
 
