@@ -73,7 +73,7 @@ def _certify(
 ) -> TVBound | None:
     """Try grids predicted to reach the numeric slack, refining up to MAX_REFINES times; None if it fails."""
     slack = abs(float(lam) - numeric.value)  # type: ignore[attr-defined]
-    grid = auto_grid(pair, max(slack, 1e-12), ref=numeric)
+    grid = auto_grid(pair, max(slack, 1e-12), ref=numeric, side=side)
     for _ in range(MAX_REFINES + 1):
         try:
             res = tv_bound(pair, grid, side, progress)

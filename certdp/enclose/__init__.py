@@ -20,7 +20,14 @@ from certdp.enclose.ball import (
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
 from certdp.enclose.integrate import abs_pow, integrate_real
-from certdp.enclose.lattice import coarsen_group, coarsen_spread, power_multires, power_pruned, power_truncated
+from certdp.enclose.lattice import (
+    coarsen_group,
+    coarsen_spread,
+    power_multires,
+    power_pruned,
+    power_truncated,
+    power_two_scale,
+)
 from certdp.enclose.optimize import (
     PositivityResult,
     SearchResult,
@@ -83,6 +90,7 @@ __all__ = [
     "power_multires",
     "power_pruned",
     "power_truncated",
+    "power_two_scale",
     "refine",
     "root_increasing",
     "sup_cgf_ratio",

@@ -8,6 +8,7 @@ return value or bound it themselves.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 from flint import arb, arb_poly
@@ -183,3 +184,157 @@ def power_multires(
     assert result is not None
     out = result.coeffs()
     return r_off, out[: max(lim(r_d) - r_off, 0)], dropped[0], r_d
+
+
+_HALF_HALF = arb_poly([arb(1) / 2, arb(1) / 2])
+_X = arb_poly([0, 1])
+
+
+def _halve_spread(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
+    """:func:`coarsen_spread` (the same map) by polynomial arithmetic: even atoms stay, an odd atom
+    at 2j+1 goes half to j and half to j+1 (all halvings are exact)."""
+    c = poly.coeffs()
+    if not c:
+        return offset // 2, arb_poly([])
+    if offset % 2 == 0:
+        lo, even, odd = offset // 2, c[0::2], c[1::2]
+    else:
+        lo, even, odd = (offset - 1) // 2, [arb(0), *c[1::2]], c[0::2]
+    return lo, arb_poly(even) + arb_poly(odd) * _HALF_HALF
+
+
+def _halve_up(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
+    """Spacing H -> 2H by rounding up: the cell {2k-1, 2k} goes to the point 2k, which is >= every
+    point of the cell, so E g only increases for nondecreasing g (and for concave g, as a special
+    case of :func:`coarsen_group`'s argument). Exact (additions of the masses only)."""
+    c = poly.coeffs()
+    if not c:
+        return (offset + 1) // 2, arb_poly([])
+    if offset % 2 == 0:  # odd atoms 2(lo+j)+1 round up to lo+j+1
+        return offset // 2, arb_poly(c[0::2]) + arb_poly(c[1::2]) * _X
+    return (offset + 1) // 2, arb_poly(c[1::2]) + arb_poly(c[0::2])
+
+
+def _add_shifted(a: tuple[int, arb_poly], b: tuple[int, arb_poly]) -> tuple[int, arb_poly]:
+    """Sum of two offset polynomials on the same lattice."""
+    (oa, pa), (ob, pb) = a, b
+    if len(pa) == 0:
+        return b
+    if len(pb) == 0:
+        return a
+    off = min(oa, ob)
+    out = [arb(0)] * (max(oa + len(pa), ob + len(pb)) - off)
+    for o, p in ((oa, pa), (ob, pb)):
+        for i, x in enumerate(p.coeffs()):
+            out[o - off + i] += x
+    return off, arb_poly(out)
+
+
+def power_two_scale(
+    coeffs: Sequence[arb],
+    n: int,
+    top: int,
+    floor: arb,
+    doublings: Callable[[int], int],
+    spread: bool,
+    gap: int,
+    split: Callable[[int], float],
+) -> tuple[int, list[arb], arb, int]:
+    """:func:`power_multires` with each partial sum held in two parts: a fine part (spacing 2^d)
+    below ``split(k)`` (k = copies summed) and a coarse part (spacing 2^(d + gap)) for the rare
+    values above it, so that the long, light tail of the partial sums costs short products.
+
+    Products: fine x fine is computed on the fine lattice and its part at or above the split is
+    moved to the coarse lattice; the cross terms (fine x coarse) and coarse x coarse are computed
+    on the coarse lattice after moving the fine factor there. Every move to a coarser lattice is
+    :func:`_halve_spread` (``spread``: a mean-preserving spread, E g only decreases for concave g)
+    or :func:`_halve_up` (rounding up, E g only increases for nondecreasing g), applied to one
+    summand (or one partial sum) conditionally on which part it came from, which is an
+    independent randomisation given the value, so the argument of :func:`power_multires` holds
+    term by term. Truncation at ``top`` and pruning below ``floor`` as there (``dropped``).
+    Returns (offset, c, dropped, d) with c on spacing 2^d (the coarse part written into it).
+
+    Contract: for every concave nondecreasing g, E g(sum) under the returned sub-measure is <=
+    (spread) or >= (up to the truncated and pruned mass) E g under the exact sum; ``dropped``
+    bounds the pruned mass. ``split`` and ``gap`` only change tightness and speed.
+    """
+    if n < 1:
+        raise InvalidArgument(f"n={n} must be >= 1")
+    if gap < 1:
+        raise InvalidArgument(f"gap={gap} must be >= 1")
+    fine_halve = coarsen_spread if spread else coarsen_group
+    coarse_halve = _halve_spread if spread else _halve_up
+    dropped = [arb(0)]
+
+    def lim(d: int) -> int:
+        return top // (1 << d) + 1
+
+    def to_coarse(off: int, p: arb_poly) -> tuple[int, arb_poly]:
+        for _ in range(gap):
+            off, p = coarse_halve(off, p)
+        return off, p
+
+    def settle(k: int, d: int, f_off: int, f: arb_poly, c: tuple[int, arb_poly]) -> tuple:
+        """Split the fine part at split(k), truncate both parts at top, prune."""
+        cut = max(0, min(len(f), math.ceil(split(k) / (1 << d)) - f_off))
+        lst = f.coeffs()
+        if cut < len(lst):
+            c = _add_shifted(c, to_coarse(f_off + cut, arb_poly(lst[cut:])))
+            f = arb_poly(lst[:cut])
+        f_off, f = _prune(f_off, f.truncate(max(lim(d) - f_off, 0)), floor, dropped)
+        c_off, cp = c
+        c_off, cp = _prune(c_off, cp.truncate(max(lim(d + gap) - c_off, 0)), floor, dropped)
+        return k, d, f_off, f, (c_off, cp)
+
+    def halve(state: tuple) -> tuple:
+        k, d, f_off, f, (c_off, cp) = state
+        f_off, lst = fine_halve(f_off, f.coeffs())
+        c = coarse_halve(c_off, cp)
+        return settle(k, d + 1, f_off, arb_poly(lst), c)
+
+    def mul(a: tuple, b: tuple) -> tuple:
+        ka, d, fa_off, fa, ca = a
+        kb, _, fb_off, fb, cb = b
+        ll = lim(d)
+        fine = (fa * fb).truncate(max(ll - fa_off - fb_off, 1))
+        fa_c, fb_c = to_coarse(fa_off, fa), to_coarse(fb_off, fb)
+        lc = lim(d + gap)
+        coarse: tuple[int, arb_poly] = (0, arb_poly([]))
+        for (o1, p1), (o2, p2) in ((fa_c, cb), (ca, fb_c), (ca, cb)):
+            if len(p1) and len(p2):
+                coarse = _add_shifted(coarse, (o1 + o2, (p1 * p2).truncate(max(lc - o1 - o2, 1))))
+        return settle(ka + kb, d, fa_off + fb_off, fine, coarse)
+
+    f0_off, f0 = 0, arb_poly(list(coeffs))
+    base = settle(1, 0, f0_off, f0, (0, arb_poly([])))
+    level = 0
+    result: tuple | None = None
+    while n:
+        while base[1] < doublings(level):
+            base = halve(base)
+        if n & 1:
+            if result is None:
+                result = base
+            else:
+                while result[1] < base[1]:
+                    result = halve(result)
+                result = mul(result, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+            level += 1
+    assert result is not None
+    _, d, f_off, f, (c_off, cp) = result
+    off, merged = _add_shifted((f_off, f), (c_off << gap, _spaced(cp, 1 << gap)))
+    out = merged.coeffs()
+    return off, out[: max(lim(d) - off, 0)], dropped[0], d
+
+
+def _spaced(p: arb_poly, step: int) -> arb_poly:
+    """The masses of p placed every ``step`` positions (a coarse lattice written on the fine one)."""
+    c = p.coeffs()
+    if not c:
+        return p
+    out = [arb(0)] * ((len(c) - 1) * step + 1)
+    out[::step] = c
+    return arb_poly(out)

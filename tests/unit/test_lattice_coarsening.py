@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from certdp.enclose import coarsen_group, coarsen_spread, power_multires, power_truncated, to_ball, workprec
+from certdp.enclose import (
+    coarsen_group,
+    coarsen_spread,
+    power_multires,
+    power_truncated,
+    power_two_scale,
+    to_ball,
+    workprec,
+)
 
 masses = st.lists(st.integers(0, 1000), min_size=1, max_size=40)
 
@@ -68,5 +76,36 @@ def test_multires_power_brackets_the_exact_power(ws: list[int], n: int, k: int) 
         o_up, c_up, _, d_up = power_multires(coeffs, n, top, floor, schedule, spread=True)
         o_lo, c_lo, _, d_lo = power_multires(coeffs, n, top, floor, schedule, spread=False)
     up, lo = _dist(o_up, c_up, 2**d_up), _dist(o_lo, c_lo, 2**d_lo)
+    assert _eg(up, k, upper=False) <= _eg(exact, k, upper=True) + Fraction(1, 10**25)
+    assert _eg(lo, k, upper=True) >= _eg(exact, k, upper=False) - Fraction(1, 10**25)
+
+
+@given(
+    st.lists(st.integers(0, 100), min_size=2, max_size=12),
+    st.integers(2, 24),
+    st.integers(1, 80),
+    st.integers(1, 3),
+    st.integers(1, 40),
+)
+def test_two_scale_power_brackets_the_exact_power(ws: list[int], n: int, k: int, gap: int, cut: int) -> None:
+    """The fine/coarse split at any threshold keeps the Jensen directions of power_multires."""
+    assume(sum(ws) > 0)
+    total = sum(ws)
+    top = 4 * n * len(ws) + (1 << (gap + n.bit_length()))  # rounding up never reaches the top
+    with workprec(128):
+        coeffs = [to_ball(Fraction(w, total)) for w in ws]
+        exact = _dist(0, power_truncated(coeffs, n, top + 1), 1)
+        floor = to_ball(0)
+        schedule = lambda j: j // 3  # noqa: E731
+        split = lambda copies: cut * copies / 4  # noqa: E731 - anywhere, even inside the bulk
+        o_up, c_up, _, d_up = power_two_scale(coeffs, n, top, floor, schedule, True, gap, split)
+        o_lo, c_lo, _, d_lo = power_two_scale(coeffs, n, top, floor, schedule, False, gap, split)
+    up, lo = _dist(o_up, c_up, 2**d_up), _dist(o_lo, c_lo, 2**d_lo)
+    assert abs(sum(m for _, m, _ in up) - 1) < Fraction(1, 10**25)
+    assert abs(sum(m for _, m, _ in lo) - 1) < Fraction(1, 10**25)
+    # spreads keep the mean; rounding up raises it
+    mean = sum(v * m for v, m, _ in exact)
+    assert abs(sum(v * m for v, m, _ in up) - mean) < Fraction(1, 10**20)
+    assert sum(v * m for v, _, m in lo) >= mean - Fraction(1, 10**20)
     assert _eg(up, k, upper=False) <= _eg(exact, k, upper=True) + Fraction(1, 10**25)
     assert _eg(lo, k, upper=True) >= _eg(exact, k, upper=False) - Fraction(1, 10**25)
