@@ -9,10 +9,11 @@ Integrals. With A = |x|^beta, B = |x - s|^beta and L = (A - B)/beta,
 
     e^{K(t)} = c int exp(-((t+1) B - t A)/beta) dx,   E_P[g(L)] = c int e^{-B/beta} g(L) dx,
 
-integrated by acb.integral on [-X, 0], [0, s], [s, X]: |x|^beta is analytic inside each piece
+integrated by acb.integral on [-X, 0], [0, s], [s, s + X]: |x|^beta is analytic inside each piece
 and certdp.enclose.abs_pow gives Arb both the analyticity check (branch points at 0 and s, the
 ends of the pieces) and real-ball enclosures for its direct bounds at those ends.
-Tails (proofs_checks ``ggauss_tails``), beta >= 1:
+Tails (proofs_checks ``ggauss_tails``), beta >= 1; each bound below covers x >= X (or x <= -X), a
+superset of the parts left out (x > s + X and x < -X):
 
 - CGF, x >= X >= max(s, 2(t+1) beta s): convexity of y^beta gives (x-s)^beta >= x^beta - beta s x^{beta-1},
   so (t+1)B - tA >= x^beta/2 and the tail is <= c 2 beta X^{1-beta} e^{-X^beta/(2 beta)};
@@ -54,19 +55,25 @@ Kernel = Callable[[Ball, Ball], Ball]
 
 
 def _pieces_integral(beta: Fraction, s: Fraction, kernel: Kernel, X: float, what: str) -> Ball:
-    """int_{-X}^{X} kernel(|x|^beta, |x - s|^beta) dx over the three analytic pieces (s > 0)."""
+    """int kernel(|x|^beta, |x - s|^beta) dx over [-X, s + X] (s > 0) in three analytic pieces:
+    x in [-X, 0], x = s u with u in [0, 1], and x = s + v with v in [0, X], so that every end is
+    an exact number (Arb never integrates between ball ends) and the branch points sit at ends."""
     b, sh, Xb = to_ball(beta), to_ball(s), to_ball(X)
 
-    def piece(sign_a: int, sign_b: int):
-        def f(x, analytic):  # noqa: ANN001 - acb callback signature
-            return kernel(abs_pow(x, b, analytic, sign_a), abs_pow(x - sh, b, analytic, sign_b))
+    def left(x, analytic):  # noqa: ANN001 - acb callback signature
+        return kernel(abs_pow(x, b, analytic, -1), abs_pow(x - sh, b, analytic, -1))
 
-        return f
+    def middle(u, analytic):  # noqa: ANN001 - acb callback signature
+        return sh * kernel(abs_pow(sh * u, b, analytic, 1), abs_pow(sh * (u - 1), b, analytic, -1))
 
+    def right(v, analytic):  # noqa: ANN001 - acb callback signature
+        return kernel(abs_pow(sh + v, b, analytic, 1), abs_pow(v, b, analytic, 1))
+
+    zero, one = to_ball(0), to_ball(1)
     return (
-        integrate_real(piece(-1, -1), -Xb, to_ball(0), what=what)
-        + integrate_real(piece(1, -1), to_ball(0), sh, what=what)
-        + integrate_real(piece(1, 1), sh, Xb, what=what)
+        integrate_real(left, -Xb, zero, what=what)
+        + integrate_real(middle, zero, one, what=what)
+        + integrate_real(right, zero, Xb, what=what)
     )
 
 

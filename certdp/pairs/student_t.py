@@ -42,15 +42,18 @@ def _student_t_expectation(nu: Fraction, s: Fraction, expo: Ball, g: Callable[[B
     r, w2 = sh / n.sqrt(), sh * sh / n
     integer_nu = nu.denominator == 1
 
-    def f(th, analytic):  # noqa: ANN001 - acb callback signature
+    half = pi() / 2
+
+    def f(u, analytic):  # noqa: ANN001 - acb callback signature
+        # theta = (pi/2) u: exact ends u = +-1 (Arb need not integrate between ball ends)
+        th = half * u
         c = th.cos()
         logd = (1 - r * (2 * th).sin() + w2 * c * c).log(analytic=analytic)
         weight = c ** int(nu - 1) if integer_nu else abs_pow(c, n - 1, analytic)
-        val = weight * (-expo * logd).exp()
+        val = half * weight * (-expo * logd).exp()
         return val if g is None else val * g(logd)
 
-    half = pi() / 2
-    return C * integrate_real(f, -half, half, what=what)
+    return C * integrate_real(f, to_ball(-1), to_ball(1), what=what)
 
 
 @dataclass(frozen=True, init=False)
