@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from flint import acb, arb, ctx
 
-from certdp.errors import PrecisionExhausted
+from certdp.errors import InvalidArgument, PrecisionExhausted
 
 ComplexFunc = Callable[[acb, bool], acb]
 
@@ -42,8 +42,12 @@ def integrate_real(f: ComplexFunc, a: arb, b: arb, *, what: str = "integral") ->
     Contract: if f is real on the real segment and satisfies acb.integral's analyticity rule
     (non-finite output on complex balls where f is not holomorphic), the result contains
     int_a^b f(x) dx. The imaginary part of Arb's enclosure must contain 0 (checked). Raises
-    PrecisionExhausted when Arb returns a non-finite enclosure at this precision.
+    PrecisionExhausted when Arb returns a non-finite enclosure at this precision. The ends must be
+    exact numbers (InvalidArgument otherwise): substitute so that inexact ends (pi/2, a rational
+    shift) become exact ones, rather than integrate between balls.
     """
+    if not (a.is_exact() and b.is_exact()):
+        raise InvalidArgument(f"ends=({a}, {b}) must be exact numbers")
     tol = arb(2) ** (-ctx.prec)
     val = acb.integral(f, a, b, rel_tol=tol, abs_tol=tol * tol)
     re, im = val.real, val.imag

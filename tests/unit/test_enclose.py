@@ -186,3 +186,26 @@ def test_sup_over_half_line_needs_a_tail_bound() -> None:
         assert res.value.contains((-arb(1)).exp()) and float(res.value.rad()) < 1e-15
         with pytest.raises(InvalidArgument):
             sup_interval(lambda x: x, 0.0, float("inf"), tol=1e-3)
+
+
+@given(st.floats(0.05, 3.0), st.floats(0.1, 4.0))
+def test_integral_up_to_a_branch_point_contains_the_beta_function(p: float, b: float) -> None:
+    """int_0^b x^p dx = b^{p+1}/(p+1) with the branch point of x^p at the left end: abs_pow's
+    non-analytic mode lets Arb bound the end directly; the enclosure contains the mpmath value."""
+    from certdp.enclose import abs_pow, integrate_real, workprec
+
+    with workprec(96):
+        pb = arb(p)
+        got = integrate_real(lambda x, analytic: abs_pow(x, pb, analytic), arb(0), arb(b))
+    with mp.workdps(40):
+        want = mp.mpf(b) ** (mp.mpf(p) + 1) / (mp.mpf(p) + 1)
+        lo, hi = mp.mpf(got.lower().str(40, radius=False)), mp.mpf(got.upper().str(40, radius=False))
+        assert lo - mp.mpf("1e-35") <= want <= hi + mp.mpf("1e-35")
+    assert got.rad() < 1e-20
+
+
+def test_integral_ends_must_be_exact() -> None:
+    from certdp.enclose import integrate_real, pi
+
+    with pytest.raises(InvalidArgument, match="must be exact numbers"):
+        integrate_real(lambda x, analytic: x, arb(0), pi())
