@@ -99,3 +99,22 @@ def test_calibrate_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_calibrate_bad_input(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(argv) == 2
     assert capsys.readouterr().err == f"certdp: error: {message}\n"
+
+
+@pytest.mark.parametrize(("m", "e", "sigma"), [(12, 2, "1.1"), (40, 3, "1.4")])
+def test_two_scale_scheme_matches_scheme_two_on_the_same_grid(m: int, e: int, sigma: str) -> None:
+    """Scheme 3 (two-scale powering) against scheme 2 on one grid: both bracket the numeric TV, and
+    the two-scale moves cost at most 1e-9 on either side (the coarse part carries ~1e-5 of the mass)."""
+    import dataclasses
+
+    pair = RandomAllocation(m, sigma, e)
+    numeric = approx_tv_lattice(m, e, sigma)
+    g3 = auto_grid(pair, 1e-6, ref=numeric)
+    assert g3.scheme == 3 and g3.to_dict()["scheme"] == 3
+    g2 = dataclasses.replace(g3, scheme=2)
+    for side in ("upper", "lower"):
+        b3, b2 = tv_bound(pair, g3, side).bound, tv_bound(pair, g2, side).bound
+        if side == "upper":
+            assert Fraction(numeric.value) <= b3.upper and b3.upper - b2.upper < Fraction(1, 10**9)
+        else:
+            assert b3.lower <= Fraction(numeric.value) and b2.lower - b3.lower < Fraction(1, 10**9)
