@@ -8,11 +8,12 @@ a ball states its enclosure contract.
 from __future__ import annotations
 
 import abc
+import functools
 from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import ClassVar
 
-from certdp.enclose import Ball, to_ball
+from certdp.enclose import Ball, current_prec, to_ball
 from certdp.errors import Unsupported, invalid
 from certdp.pairs.params import decimal_str
 
@@ -87,11 +88,25 @@ class PrivacyPair(abc.ABC):
     def head_curvature_upper(self, lo: float) -> Ball | None:
         """Ball whose upper end bounds sup_{0<t<=lo} K''(t), or None when the pair has none.
 
-        The pairs that implement it use K''(t) = Var_t(L) <= E_t[(L - c)^2] = N(t)/e^{K(t)} <= N(t)
-        (P_t the tilted law, any c, K >= 0), N(t) = E_P[e^{tL} (L - c)^2] convex in t, so
-        sup_{[0, lo]} K'' <= max(N(0), N(lo)) (proofs_checks ``tilted_curvature``).
+        Default, for pairs with :meth:`tilted_square_moment`: K''(t) = Var_t(L) <= E_t[(L - c)^2]
+        = N(t)/e^{K(t)} <= N(t) (P_t the tilted law, any c, K >= 0), and N(t) = E_P[e^{tL}(L - c)^2]
+        is convex in t, so sup_{[0, lo]} K'' <= max(N(0), N(lo)) (proofs_checks
+        ``tilted_curvature``); c is the midpoint of KL, and c and N(0) are computed once per
+        precision (the search asks for several lo).
 
         Contract: upper end >= sup_{0<t<=lo} K''(t) when not None.
+        """
+        base = _curvature_base(self, current_prec())
+        if base is None:
+            return None
+        c, n0 = base
+        n_lo = self.tilted_square_moment(to_ball(lo), c)
+        return None if n_lo is None else n0.max(n_lo)
+
+    def tilted_square_moment(self, t: Ball, c: Ball) -> Ball | None:
+        """Ball containing N(t) = E_P[e^{tL}(L - c)^2], or None when the pair does not implement it.
+
+        Contract: contains N(t) when not None (subclass docstring).
         """
         return None
 
@@ -125,6 +140,16 @@ class PrivacyPair(abc.ABC):
         """Contract: mechanism name and exact parameters."""
         inner = ", ".join(f"{k}={v}" for k, v in self.params().items())
         return f"{self.mechanism}({inner})"
+
+
+@functools.lru_cache(maxsize=64)
+def _curvature_base(pair: PrivacyPair, prec: int) -> tuple[Ball, Ball] | None:
+    """(c, N(0)) of PrivacyPair.head_curvature_upper at this precision, or None."""
+    if type(pair).tilted_square_moment is PrivacyPair.tilted_square_moment:
+        return None
+    c = to_ball(pair.kl_ball().mid())
+    n0 = pair.tilted_square_moment(to_ball(0), c)
+    return None if n0 is None else (c, n0)
 
 
 def require_positive_t(t: Ball) -> None:

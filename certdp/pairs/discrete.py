@@ -10,6 +10,7 @@ from certdp.enclose import Ball, current_prec, theta, to_ball
 from certdp.errors import PrecisionExhausted
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, integer, real
+from certdp.pairs.tails import cumulants_from_central
 
 
 @dataclass(frozen=True, init=False)
@@ -65,7 +66,7 @@ class DiscreteLaplace(PrivacyPair):
         atoms = self._atoms()
         mean = self.kl_ball()
         mu = [sum((p * (loss - mean) ** k for p, loss in atoms), to_ball(0)) for k in (2, 3, 4)]
-        return mean, mu[0], mu[1], mu[2] - 3 * mu[0] * mu[0]
+        return cumulants_from_central(mean, *mu)
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = a r (the largest atom of L, positive probability)."""

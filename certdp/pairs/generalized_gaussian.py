@@ -49,6 +49,7 @@ from certdp.errors import PrecisionExhausted
 from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, real
+from certdp.pairs.tails import cumulants_from_central
 
 # Integrand in terms of A = |x|^beta and B = |x - s|^beta.
 Kernel = Callable[[Ball, Ball], Ball]
@@ -87,7 +88,7 @@ class GeneralizedGaussian(PrivacyPair):
     """Generalized Gaussian noise, density proportional to e^{-|x|^beta/beta}, beta in [1, 2], shift s.
 
     beta = 1 and 2 use the Laplace and Gaussian closed forms; otherwise integrals with proved
-    cuts and tails (module docstring). rho is certified by the search with the tail bound of the
+    tails (module docstring). rho is certified by the search with the tail bound of the
     module docstring (seed 000 reports rho = KL numerically).
     """
 
@@ -115,7 +116,7 @@ class GeneralizedGaussian(PrivacyPair):
 
     def cgf_integral(self, t: Ball) -> Ball:
         """Contract: contains K(t) by the integral of the module docstring (any beta in [1, 2]),
-        with the proved cuts and tails (proofs_checks ``ggauss_tails``)."""
+        with the proved tails (proofs_checks ``ggauss_tails``)."""
         s = abs(self.shift)
         bf, sf, tf = float(self.beta), float(s), float(t.upper())
         prec = current_prec()
@@ -157,8 +158,9 @@ class GeneralizedGaussian(PrivacyPair):
         tail = 2 * (-(Y**b) / b).exp() * (a + 2 * sh * sh + sh * Y) ** k / delta
         return self._c() * (body + (-tail).union(tail))
 
-    def _tilted_square(self, t: Ball, c0: Ball) -> Ball:
-        """N(t) = E_P[e^{tL}(L - c0)^2] with the tail of the module docstring."""
+    def tilted_square_moment(self, t: Ball, c0: Ball) -> Ball:
+        """Contract: contains N(t) = E_P[e^{tL}(L - c0)^2] (any beta in [1, 2]): the integral of the
+        module docstring with its proved tail (used by PrivacyPair.head_curvature_upper)."""
         s = abs(self.shift)
         bf, sf, tf = float(self.beta), float(s), float(t.upper())
         prec = current_prec()
@@ -178,18 +180,14 @@ class GeneralizedGaussian(PrivacyPair):
         return self._c() * (body + to_ball(0).union(tail))
 
     def head_curvature_upper(self, lo: float) -> Ball | None:
-        """Contract: upper end >= sup_{0<t<=lo} K''(t): max(N(0), N(lo)) with N of
-        :meth:`_tilted_square` and c the midpoint of KL (PrivacyPair.head_curvature_upper;
-        proofs_checks ``tilted_curvature``); the closed-form pairs' bound at beta = 1, 2."""
+        """Contract: upper end >= sup_{0<t<=lo} K''(t): the closed-form pairs' bound at beta = 1, 2,
+        else PrivacyPair.head_curvature_upper with :meth:`tilted_square_moment`."""
         closed = self.closed_form_pair()
-        if closed is not None:
-            return closed.head_curvature_upper(lo)
-        c0 = to_ball(self.kl_ball().mid())
-        return self._tilted_square(to_ball(0), c0).max(self._tilted_square(to_ball(lo), c0))
+        return closed.head_curvature_upper(lo) if closed is not None else super().head_curvature_upper(lo)
 
     def kl_ball(self) -> Ball:
         """Contract: contains KL = E_P L (closed form at beta = 1, 2; otherwise the integral of the
-        module docstring with its proved cuts and tails, proofs_checks ``ggauss_tails``)."""
+        module docstring with its proved tails, proofs_checks ``ggauss_tails``)."""
         closed = self.closed_form_pair()
         if closed is not None:
             return closed.kl_ball()
@@ -207,8 +205,7 @@ class GeneralizedGaussian(PrivacyPair):
             self._moment(lambda L, k=k: (L - k1) ** k, k, abs(k1), f"generalized-gaussian loss moment {k}")
             for k in (2, 3, 4)
         ]
-        mu2, mu3, mu4 = mus
-        return k1, mu2, mu3, mu4 - 3 * mu2 * mu2
+        return cumulants_from_central(k1, *mus)
 
     def rho_closed_form(self) -> Ball | None:
         """Contract: s^2/2 at beta = 2 (Gaussian); None otherwise (rho is then searched)."""

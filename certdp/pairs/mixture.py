@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, current_prec, integrate_real, phi, pi, to_ball
-from certdp.errors import PrecisionExhausted
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, real
+from certdp.pairs.tails import cumulants_from_central, gaussian_poly_tail
 
 
 def _length(mf: float, extra: float) -> float:
@@ -131,13 +131,9 @@ class GaussianMixture(PrivacyPair):
 
             Lb = to_ball(big)
             body = integrate_real(f, -Lb, Lb, what=f"gaussian-mixture loss moment {k}")
-            delta = (Lb - c) - to_ball(k) / Lb
-            if not delta > 0:
-                raise PrecisionExhausted("gaussian-mixture cumulants: tail length too short")
-            tail = 2 * norm * (-(Lb - c) * (Lb - c) / 2).exp() * (a + abs(s) * Lb) ** k / delta
+            tail = 2 * gaussian_poly_tail(Lb, to_ball(c), a, abs(s), k, "gaussian-mixture cumulants")
             out.append(body + (-tail).union(tail))
-        mu2, mu3, mu4 = out
-        return k1, mu2, mu3, mu4 - 3 * mu2 * mu2
+        return cumulants_from_central(k1, *out)
 
     def rho_closed_form(self) -> Ball:
         """Contract: contains rho = s^2/2 (seed 000 Prop. 4.1), attained as t -> inf.

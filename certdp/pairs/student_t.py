@@ -33,6 +33,7 @@ from fractions import Fraction
 from certdp.enclose import Ball, abs_pow, integrate_real, pi, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, real
+from certdp.pairs.tails import cumulants_from_central
 
 
 def _student_t_expectation(nu: Fraction, s: Fraction, expo: Ball, g: Callable[[Ball], Ball] | None, what: str) -> Ball:
@@ -106,22 +107,15 @@ class StudentT(PrivacyPair):
                     f"student-t loss moment {k}",
                 )
             )
-        mu2, mu3, mu4 = mus
-        return k1, mu2, mu3, mu4 - 3 * mu2 * mu2
+        return cumulants_from_central(k1, *mus)
 
-    def head_curvature_upper(self, lo: float) -> Ball:
-        """Contract: upper end >= sup_{0<t<=lo} K''(t): max(N(0), N(lo)) with
-        N(t) = E_P[e^{tL}(L - c)^2] = C int cos^{nu-1} D^{-a(t+1)} (-a log D - c)^2 d theta, c the
-        midpoint of KL (PrivacyPair.head_curvature_upper; proofs_checks ``tilted_curvature``)."""
+    def tilted_square_moment(self, t: Ball, c: Ball) -> Ball:
+        """Contract: contains N(t) = E_P[e^{tL}(L - c)^2] = C int cos^{nu-1} D^{-a(t+1)} (-a log D - c)^2
+        d theta (module docstring; used by PrivacyPair.head_curvature_upper)."""
         a = self._a()
-        c = to_ball(self.kl_ball().mid())
-
-        def N(t: Ball) -> Ball:
-            return _student_t_expectation(
-                self.nu, self.shift, a * (t + 1), lambda logd: (-a * logd - c) ** 2, "student-t curvature"
-            )
-
-        return N(to_ball(0)).max(N(to_ball(lo)))
+        return _student_t_expectation(
+            self.nu, self.shift, a * (t + 1), lambda logd: (-a * logd - c) ** 2, "student-t curvature"
+        )
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = ess sup |L| = (nu+1)/2 acosh(1 + s^2/(2 nu)) (range of D in the

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, pi, to_ball
-from certdp.errors import PrecisionExhausted, Unsupported, invalid
+from certdp.errors import Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import Number, real
+from certdp.pairs.tails import cumulants_from_central, gaussian_poly_tail
 
 DIRECTIONS = ("remove", "add", "both")
 
@@ -190,14 +191,9 @@ class SubsampledGaussian(PrivacyPair):
 
             Lb = to_ball(big)
             body = integrate_real(f, -Lb, Lb, what=f"subsampled-gaussian loss moment {k}")
-            cb = 1 / z
-            delta = (Lb - cb) - to_ball(k) / Lb
-            if not delta > 0:
-                raise PrecisionExhausted("subsampled-gaussian cumulants: tail length too short")
-            tail = 4 * norm * (-(Lb - cb) * (Lb - cb) / 2).exp() * (a + Lb / z) ** k / delta
+            tail = 4 * gaussian_poly_tail(Lb, 1 / z, a, 1 / z, k, "subsampled-gaussian cumulants")
             out.append(body + (-tail).union(tail))
-        mu2, mu3, mu4 = out
-        return k1, mu2, mu3, mu4 - 3 * mu2 * mu2
+        return cumulants_from_central(k1, *out)
 
     def kl_ball(self) -> Ball:
         """Contract: contains KL of the chosen direction (max of the two for ``both``).
