@@ -329,7 +329,7 @@ def _two_scale_plan(tf: float, h: float, side: str) -> tuple[int, Callable[[int]
     return gap, split
 
 
-def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float = 0.0) -> tuple[int, list[Ball], float]:
+def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -> tuple[int, list[Ball], float]:
     """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max]; returns
     (i_min, masses, H): masses at (i_min + i) H. Below l_min the mass is dropped. Above l_max it
     is dropped too, or (scheme 2, upper side) moved down to the top atom: a pointwise lowering of
