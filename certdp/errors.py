@@ -16,6 +16,11 @@ class InvalidArgument(CertdpError, ValueError):
     """An argument is out of its domain (raised before any computation)."""
 
 
+class LimitExceeded(InvalidArgument):
+    """A request exceeds a documented work limit and is refused before the work is done
+    (e.g. a certificate whose recomputation would take hours; see certdp.cert.limits)."""
+
+
 class Unsupported(CertdpError):
     """The request is well formed but this version of certdp cannot certify it."""
 

@@ -65,7 +65,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def verify(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    code = main(["verify", str(path), *extra, "--json"])
+    trust = [] if "--pubkey" in extra else ["--allow-untrusted"]
+    code = main(["verify", str(path), *extra, *trust, "--json"])
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out + err
@@ -103,6 +104,7 @@ def _rewrite(doc: dict, path: Path, resign: bool = False) -> None:
 def test_false_claim_is_refuted(signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     doc = json.loads(signed["ra"].read_text())
     doc["body"]["claim"]["threshold"] = "0.19"  # claim a tighter target than the sigma meets
+    doc["body"]["refutation"] = None  # (a refutation must share the claim's threshold)
     bad = tmp_path / "false.json"
     _rewrite(doc, bad, resign=True)
     code, out = verify(bad, capsys)
@@ -114,6 +116,7 @@ def test_false_epsilon_claim_is_refuted(
 ) -> None:
     doc = json.loads(signed["eps"].read_text())
     doc["body"]["claim"]["threshold"] = "2.9"
+    doc["body"]["refutation"] = None
     bad = tmp_path / "false.json"
     _rewrite(doc, bad, resign=True)
     code, out = verify(bad, capsys)
@@ -212,7 +215,7 @@ def test_unsigned_is_reported_and_sign_adds_a_signature(
 
 
 def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["verify", str(tmp_path / "missing.json")]) == 2
+    assert main(["verify", str(tmp_path / "missing.json"), "--allow-untrusted"]) == 2
     key = tmp_path / "k"
     assert main(["keygen", "--out", str(key)]) == 0
     assert main(["keygen", "--out", str(key)]) == 2  # never overwrite a key

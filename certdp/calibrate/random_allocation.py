@@ -15,7 +15,7 @@ from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_boun
 from certdp.notions.tv_closed_form import sigma_closed_form
 from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice
 from certdp.pairs import RandomAllocation
-from certdp.pairs.params import Number, decimal_str, integer, real
+from certdp.pairs.params import Number, exact_str, integer, real
 
 Progress = Callable[[str, float], None]
 MAX_REFINES = 2
@@ -47,12 +47,12 @@ class CalibrationResult:
         return {
             "steps": self.steps,
             "epochs": self.epochs,
-            "tv": decimal_str(self.tv),
-            "step": decimal_str(self.step),
-            "sigma": decimal_str(self.sigma),
+            "tv": exact_str(self.tv),
+            "step": exact_str(self.step),
+            "sigma": exact_str(self.sigma),
             "tv_upper": self.tv_upper.upper_str(),
             "grid": self.grid.to_dict(),
-            "sigma_miss": decimal_str(self.sigma_miss),
+            "sigma_miss": exact_str(self.sigma_miss),
             "tv_lower_at_miss": None if self.tv_lower_at_miss is None else self.tv_lower_at_miss.lower_str(),
             "miss_grid": None if self.miss_grid is None else self.miss_grid.to_dict(),
             "miss_reason": self.miss_reason,
@@ -78,13 +78,13 @@ def _certify(
         try:
             res = tv_bound(pair, grid, side, progress)
         except PrecisionExhausted as exc:
-            log.append({"sigma": decimal_str(pair.sigma), "side": side, "grid": grid.to_dict(), "error": str(exc)})
+            log.append({"sigma": exact_str(pair.sigma), "side": side, "grid": grid.to_dict(), "error": str(exc)})
             res = None
         if res is not None:
             ok = res.bound.upper <= lam if side == "upper" else res.bound.lower > lam
             log.append(
                 {
-                    "sigma": decimal_str(pair.sigma),
+                    "sigma": exact_str(pair.sigma),
                     "side": side,
                     "grid": grid.to_dict(),
                     "bound": res.bound.upper_str() if side == "upper" else res.bound.lower_str(),
@@ -128,7 +128,7 @@ def calibrate_tv(
                 break
         k += 1
     if upper is None:
-        raise PrecisionExhausted(f"tv={decimal_str(lam)}: no sigma near {guess.sigma:.8g} could be certified")
+        raise PrecisionExhausted(f"tv={exact_str(lam)}: no sigma near {guess.sigma:.8g} could be certified")
     sigma_miss = sigma - st
     miss_pair = RandomAllocation(m, sigma_miss, e)
     miss_numeric = approx_tv_lattice(m, e, sigma_miss)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import base64
+import contextlib
+import errno
 import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import rfc8785
-from cryptography.exceptions import InvalidSignature
+from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from certdp.cert.strict_json import read_capped
 from certdp.errors import CertificateInvalid, InvalidArgument
 
 
@@ -41,42 +45,80 @@ def public_key_b64(key: Ed25519PublicKey) -> str:
 def keygen(out: Path) -> tuple[Path, Path]:
     """Write a new Ed25519 private key (PEM, mode 600) to ``out`` and its public half (base64) to ``out``.pub.
 
-    Both files are written atomically; an existing private key is never overwritten.
+    Both files are created exclusively (a complete temporary file is hard-linked to its final name,
+    which fails if the name exists), so of several concurrent runs on one ``out`` exactly one
+    succeeds and the others raise InvalidArgument; the surviving key and .pub always match.
 
-    Contract: the private key file has mode 600 and is never overwritten.
+    Contract: never overwrites ``out`` or ``out``.pub; on success both are complete and match
+    (the key mode 600 from creation); on failure no file of this run is left behind.
     """
-    if out.exists():
+    pub = out.with_name(out.name + ".pub")
+    # Early refusals, before a key is generated; the exclusive creation below is what makes them sound.
+    # .pub is looked at first: a concurrent run creates out before out.pub, so a run that finds
+    # out.pub there also finds out and reports the usual "out exists" (not a confusing .pub message).
+    pub_taken = os.path.lexists(pub)
+    if os.path.lexists(out):
         raise InvalidArgument(f"out={out} already exists: refusing to overwrite a key")
+    if pub_taken:
+        raise InvalidArgument(f"out={out} has an existing public key {pub}: refusing to overwrite a key")
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    pub = out.with_name(out.name + ".pub")
-    atomic_write(out, pem, mode=0o600)
-    atomic_write(pub, (public_key_b64(key.public_key()) + "\n").encode())
+    try:
+        placed = _create_exclusive(out, pem, 0o600)
+        if placed is None:
+            raise InvalidArgument(f"out={out} already exists: refusing to overwrite a key")
+        try:
+            if _create_exclusive(pub, (public_key_b64(key.public_key()) + "\n").encode(), 0o644) is None:
+                raise InvalidArgument(f"out={out} has an existing public key {pub}: refusing to overwrite a key")
+        except BaseException:
+            # Remove the key only if the name still holds the file this run created.
+            with contextlib.suppress(OSError):
+                if os.path.samestat(os.lstat(out), placed):
+                    os.unlink(out)
+            raise
+    except OSError as exc:
+        raise InvalidArgument(f"out={out} cannot be written ({exc.__class__.__name__})") from None
     return out, pub
 
 
-def load_private_key(path: Path) -> Ed25519PrivateKey:
-    """Contract: returns an Ed25519 key or raises InvalidArgument naming the file."""
+#: bytes read from a key file: an Ed25519 PEM key is ~120 bytes, a .pub file 45
+MAX_KEY_FILE_BYTES = 1 << 16
+
+
+def _read_key_file(path: Path, name: str) -> bytes:
+    return read_capped(path, name, MAX_KEY_FILE_BYTES)
+
+
+def load_private_key(path: Path, name: str = "key") -> Ed25519PrivateKey:
+    """Contract: returns an Ed25519 key or raises InvalidArgument naming the file (unreadable,
+    binary, encrypted or another algorithm: always one line, never a traceback)."""
+    data = _read_key_file(path, name)
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
-    except (OSError, ValueError) as exc:
-        raise InvalidArgument(f"key={path} is not a readable Ed25519 private key ({exc.__class__.__name__})") from None
+        key = serialization.load_pem_private_key(data, password=None)
+    except TypeError:  # the cryptography package's signal for "this key is encrypted"
+        raise InvalidArgument(f"{name}={path} is encrypted: certdp needs an unencrypted Ed25519 key") from None
+    except (ValueError, UnsupportedAlgorithm) as exc:
+        raise InvalidArgument(
+            f"{name}={path} is not a readable Ed25519 private key ({exc.__class__.__name__})"
+        ) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidArgument(f"key={path} is not an Ed25519 private key")
+        raise InvalidArgument(f"{name}={path} is not an Ed25519 private key")
     return key
 
 
 def load_public_key_b64(path: Path) -> str:
     """Base64 raw public key from a .pub file written by :func:`keygen` (or a private key file).
 
-    Contract: returns a valid base64 Ed25519 public key or raises InvalidArgument.
+    Contract: returns a valid base64 Ed25519 public key or raises InvalidArgument naming
+    ``pubkey=path`` (unreadable, binary, malformed or encrypted: one line).
     """
+    data = _read_key_file(path, "pubkey")
     try:
-        text = path.read_text().strip()
-    except OSError as exc:
-        raise InvalidArgument(f"pubkey={path} cannot be read ({exc.__class__.__name__})") from None
+        text = data.decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise InvalidArgument(f"pubkey={path} is not a text key file (binary content)") from None
     if text.startswith("-----BEGIN"):
-        return public_key_b64(load_private_key(path).public_key())
+        return public_key_b64(load_private_key(path, "pubkey").public_key())
     try:
         raw = base64.b64decode(text, validate=True)
         Ed25519PublicKey.from_public_bytes(raw)
@@ -106,20 +148,116 @@ def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
         raise CertificateInvalid("field signature/value: the signature does not match the body") from None
 
 
-def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it: never half-written.
+def _temp_beside(path: Path, mode: int) -> tuple[int, str]:
+    """A new, uniquely named temporary file in path's directory, open for writing, already at ``mode``.
 
-    Contract: ``path`` holds either its old content or all of ``data``, never a part.
+    mkstemp creates it with O_CREAT | O_EXCL and mode 600: a planted file or symlink is never
+    opened, and no other user can read it before fchmod sets the final mode (still before any data).
     """
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        if hasattr(os, "fchmod"):
+            os.fchmod(fd, mode)
+        else:  # Windows before Python 3.13
+            os.chmod(tmp, mode)
+    except BaseException:
+        os.close(fd)
+        os.unlink(tmp)
+        raise
+    return fd, tmp
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write ``data`` to ``fd``, fsync it and close it (closed on error too)."""
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename or link in ``directory`` durable (best effort: not every platform can open a directory)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        with contextlib.suppress(OSError):
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _create_exclusive(path: Path, data: bytes, mode: int) -> os.stat_result | None:
+    """Create ``path`` holding all of ``data`` at ``mode``; None (and no file left) if it exists.
+
+    The data go to a temporary file that is then hard-linked to ``path``: link() fails if the name
+    exists, so the creation is exclusive and atomic (never a partial file under ``path``). Where
+    hard links are not supported, ``path`` is created directly with O_CREAT | O_EXCL instead.
+    Returns the stat of the created file.
+    """
+    fd, tmp = _temp_beside(path, mode)
+    try:
+        _write_all(fd, data)
+        st = os.stat(tmp)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS, errno.EXDEV):
+                raise
+            return _create_exclusive_direct(path, data, mode)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _fsync_dir(path.parent)
+    return st
+
+
+def _create_exclusive_direct(path: Path, data: bytes, mode: int) -> os.stat_result | None:
+    """Fallback of _create_exclusive without hard links: exclusive, but a crash may leave a partial file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+    except FileExistsError:
+        return None
     try:
         with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)  # O_CREAT's mode is filtered by the umask
+            st = os.fstat(fh.fileno())
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        os.unlink(path)
         raise
+    _fsync_dir(path.parent)
+    return st
+
+
+def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
+    """Write ``data`` to a new temporary file beside ``path``, then rename it: never half-written.
+
+    The temporary file has an unpredictable name and is created exclusively (tempfile.mkstemp), so
+    a symlink planted beside ``path`` never receives the data, and concurrent writers (threads or
+    processes) never share one; its mode is set before any data is written.
+
+    Contract: ``path`` holds either its old content or all of one writer's ``data``, never a part
+    or a mix; ``path`` ends with ``mode``; on error no temporary file is left behind, and an
+    OSError becomes InvalidArgument ``out=path cannot be written (...)``.
+    """
+    try:
+        fd, tmp = _temp_beside(path, mode)
+    except OSError as exc:  # read-only or missing folder, /dev/fd/N: one line, not a traceback
+        raise InvalidArgument(f"out={path} cannot be written ({exc.__class__.__name__})") from None
+    try:
+        _write_all(fd, data)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise InvalidArgument(f"out={path} cannot be written ({exc.__class__.__name__})") from None
+        raise
+    _fsync_dir(path.parent)

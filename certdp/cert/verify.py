@@ -2,88 +2,112 @@
 names, and the schema; never calibration, search heuristics or adapters).
 
 verify_document(doc) checks, in order: the schema, the digest of the canonical body, the
-signature (and the pinned public key, if given), then RECOMPUTES every check (claim and
-refutation) from its recorded mechanism, method, grid or orders and precision, with the
-enclosure code, and checks that the recomputed enclosure proves it. Recorded numbers are never
-reused; they must merely be consistent with the recomputation.
+signature (and the pinned public key, if given), then reads every check exactly and checks
+that it is well formed and within the work limits (certdp.cert.checks, certdp.cert.limits),
+then RECOMPUTES every check (claim and refutation) from its recorded mechanism, method, grid or
+orders and precision, with the enclosure code, and checks that the recomputed enclosure proves
+it. Recorded numbers are never reused; they must merely be consistent with the recomputation.
+Files are parsed strictly (certdp.cert.strict_json): duplicate keys, NaN, huge integers and deep
+nesting are refused.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
+from certdp.cert.checks import Check, claim_and_refutation, decimal
 from certdp.cert.crypto import check_signature, digest_hex
+from certdp.cert.limits import MAX_RDP_PREC
 from certdp.cert.schema import validate
+from certdp.cert.strict_json import loads_strict
 from certdp.enclose import Enclosure, Target
-from certdp.errors import CertdpError, CertificateInvalid
+from certdp.errors import CertdpError, CertificateInvalid, LimitExceeded
 
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """``status`` is "valid"; ``signed_by`` is the signer's public key (None when unsigned)."""
+    """``status`` is "valid"; ``signed_by`` is the signer's public key (None when unsigned);
+    ``signer_trusted`` is True only when the signature was checked against a pinned key."""
 
     status: str
     signed_by: str | None
+    signer_trusted: bool
     checks: list[dict[str, str]]
 
 
-def _recompute(check: dict[str, Any]) -> Enclosure:
-    """Enclosure of the checked quantity, recomputed from the recorded method only."""
-    mech, method = check["mechanism"], check["method"]
-    params = mech["params"]
-    if method["name"] in ("lattice-upper", "lattice-lower"):
+def _recompute(check: Check) -> Enclosure:
+    """Enclosure of the checked quantity, recomputed from the validated method only."""
+    params = check.mechanism.params
+    if check.grid is not None:
         from certdp.notions.tv_certified import LatticeGrid, tv_bound
         from certdp.pairs import RandomAllocation
 
-        if mech["name"] != "random-allocation" or "grid" not in method:
-            raise CertificateInvalid(f"field method/name: {method['name']} needs random-allocation and a grid")
-        fields = {k: float(v) for k, v in method["grid"].items() if k != "scheme"}
-        scheme = int(method["grid"].get("scheme", "1"))
-        grid = LatticeGrid(**fields, prec=method["prec_bits"], scheme=scheme)
+        grid = LatticeGrid(**check.grid, prec=check.prec_bits)
         pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
-        return tv_bound(pair, grid, "upper" if method["name"] == "lattice-upper" else "lower").bound
+        return tv_bound(pair, grid, "upper" if check.method == "lattice-upper" else "lower").bound
     from certdp.notions import epsilon
     from certdp.pairs import SubsampledGaussian, compose
 
-    if mech["name"] != "subsampled-gaussian" or "orders" not in method or "delta" not in check:
-        raise CertificateInvalid("field method/name: rdp-orders needs subsampled-gaussian, orders and delta")
-    pair = compose(SubsampledGaussian(params["q"], params["sigma"], params["direction"]), mech.get("steps", 1))
-    target = Target(
-        rel_tol=1e-12, abs_tol=1e-30, start_prec=method["prec_bits"], max_prec=max(4096, method["prec_bits"])
-    )
-    return epsilon(pair, check["delta"], orders=method["orders"], target=target).enclosure
+    pair = compose(SubsampledGaussian(params["q"], params["sigma"], params["direction"]), check.mechanism.steps)
+    # the verifier only needs to decide the relation: at most two doublings of the recorded precision
+    top = min(4 * check.prec_bits, MAX_RDP_PREC)
+    target = Target(rel_tol=1e-12, abs_tol=1e-30, start_prec=check.prec_bits, max_prec=max(top, check.prec_bits))
+    return epsilon(pair, check.delta, orders=list(check.orders or ()), target=target).enclosure
 
 
-def _check(name: str, check: dict[str, Any]) -> dict[str, str]:
+def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
     try:
         enc = _recompute(check)
-    except CertificateInvalid:
+    except (CertificateInvalid, LimitExceeded):
         raise
     except CertdpError as exc:
         raise CertificateInvalid(f"field body/{name}: recomputation failed: {exc}") from None
-    threshold = Fraction(check["threshold"])
-    if check["relation"] == "<=":
-        holds, shown = enc.upper <= threshold, enc.upper_str()
+    except (ArithmeticError, ValueError, IndexError, MemoryError) as exc:
+        # defence in depth: a file that drives the recomputation into an unexpected error is
+        # rejected, never accepted and never a traceback (the error class names the bug to fix)
+        raise CertificateInvalid(f"field body/{name}: recomputation failed ({exc.__class__.__name__})") from None
+    if check.relation == "<=":
+        holds, shown = enc.upper <= check.threshold, enc.upper_str()
     else:
-        holds, shown = enc.lower > threshold, enc.lower_str()
+        holds, shown = enc.lower > check.threshold, enc.lower_str()
     if not holds:
         raise CertificateInvalid(
-            f"field body/{name}/threshold: refuted: recomputed {check['quantity']} bound {shown} "
-            f"does not prove {check['relation']} {check['threshold']}"
+            f"field body/{name}/threshold: refuted: recomputed {check.quantity} bound {shown} "
+            f"does not prove {check.relation} {raw['threshold']}"
         )
-    rec = check["result"]
-    if enc.upper < Fraction(rec["lower"]) or enc.lower > Fraction(rec["upper"]):
+    rec = raw["result"]
+    if enc.upper < decimal(f"body/{name}/result/lower", rec["lower"]) or enc.lower > decimal(
+        f"body/{name}/result/upper", rec["upper"]
+    ):
         raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {enc}")
     return {
         "check": name,
-        "quantity": check["quantity"],
-        "relation": check["relation"],
-        "threshold": check["threshold"],
+        "quantity": check.quantity,
+        "relation": check.relation,
+        "threshold": raw["threshold"],
         "recomputed": shown,
     }
+
+
+_FREE_TEXT = ("notes", "refutation_missing_reason")
+
+
+def _no_control_characters(doc: Any) -> None:
+    """Refuse control characters (newline, tab, ...) in every string but the free-text notes.
+
+    The schema's patterns end in ``$``, which Python's regex engine (unlike ECMA-262, the JSON
+    Schema dialect) lets match before a final newline, so ``"1.5\n"`` passed as a decimal: two
+    validators would disagree about one file (found by review)."""
+    stack: list[tuple[str, Any]] = [("", doc)]
+    while stack:
+        where, node = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((f"{where}/{k}".lstrip("/"), v) for k, v in node.items() if k not in _FREE_TEXT)
+        elif isinstance(node, list):
+            stack.extend((f"{where}/{i}", v) for i, v in enumerate(node))
+        elif isinstance(node, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in node):
+            raise CertificateInvalid(f"field {where}: contains a control character")
 
 
 def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
@@ -93,8 +117,13 @@ def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
     Contract: schema, digest and signature hold; no recomputation.
     """
     validate(doc)
+    _no_control_characters(doc)
     body = doc["body"]
-    if digest_hex(body) != doc["digest"]["value"]:
+    try:
+        digest = digest_hex(body)
+    except ValueError as exc:  # rfc8785: a value JSON canonicalization cannot represent
+        raise CertificateInvalid(f"field body: cannot be canonicalized ({exc})") from None
+    if digest != doc["digest"]["value"]:
         raise CertificateInvalid("field digest/value: does not match the canonical body (tampered?)")
     sig = doc["signature"]
     if sig is None:
@@ -108,24 +137,33 @@ def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
 
 
 def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
-    """Verify a parsed certificate. Contract: returns only if the integrity checks pass and every
-    recomputed check proves its claim; otherwise raises CertificateInvalid naming the first
-    failing field."""
+    """Verify a parsed certificate.
+
+    Contract: returns only if the integrity checks pass, every check is well formed and within
+    certdp.cert.limits (certdp.cert.checks: the method fits the quantity and the relation, the
+    refutation sits one step below the claim) and every recomputed check proves its claim;
+    otherwise raises CertificateInvalid naming the first failing field (LimitExceeded for a file
+    outside the limits, refused before any recomputation). ``signer_trusted`` is True only when
+    ``pubkey_b64`` was given (and then it signed the file).
+    """
     signer = check_integrity(doc, pubkey_b64)
     body = doc["body"]
-    checks = [_check("claim", body["claim"])]
-    if body["refutation"] is not None:
-        checks.append(_check("refutation", body["refutation"]))
-    return VerifyReport("valid", signer, checks)
+    try:
+        claim, refutation, _ = claim_and_refutation(body)
+    except (ArithmeticError, ValueError) as exc:
+        if isinstance(exc, CertdpError):
+            raise
+        raise CertificateInvalid(f"field body: cannot be read ({exc.__class__.__name__})") from None
+    checks = [_check("claim", claim, body["claim"])]
+    if refutation is not None:
+        checks.append(_check("refutation", refutation, body["refutation"]))
+    return VerifyReport("valid", signer, pubkey_b64 is not None, checks)
 
 
 def verify_bytes(data: bytes, pubkey_b64: str | None = None) -> VerifyReport:
-    """Parse and verify; malformed JSON is CertificateInvalid, never a traceback.
+    """Parse (strictly: certdp.cert.strict_json) and verify.
 
-    Contract: as verify_document; bytes that are not JSON are CertificateInvalid.
+    Contract: as verify_document; bytes that are not one unambiguous JSON document within the
+    limits are CertificateInvalid or LimitExceeded, never a traceback.
     """
-    try:
-        doc = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CertificateInvalid(f"field (document): not valid JSON ({exc.__class__.__name__})") from None
-    return verify_document(doc, pubkey_b64)
+    return verify_document(loads_strict(data), pubkey_b64)

@@ -49,11 +49,11 @@ def tv_check(
     return {
         "mechanism": {
             "name": "random-allocation",
-            "params": {"steps": str(steps), "epochs": str(epochs), "sigma": decimal_str(sigma)},
+            "params": {"steps": str(steps), "epochs": str(epochs), "sigma": decimal_str(sigma, "sigma")},
         },
         "quantity": "tv",
         "relation": relation,
-        "threshold": decimal_str(threshold),
+        "threshold": decimal_str(threshold, "threshold"),
         "method": {
             "name": "lattice-upper" if relation == "<=" else "lattice-lower",
             "prec_bits": grid.prec,
@@ -79,12 +79,12 @@ def eps_check(
         "mechanism": {
             "name": "subsampled-gaussian",
             "steps": steps,
-            "params": {"q": decimal_str(q), "sigma": decimal_str(sigma), "direction": direction},
+            "params": {"q": decimal_str(q, "q"), "sigma": decimal_str(sigma, "sigma"), "direction": direction},
         },
         "quantity": "epsilon",
         "relation": relation,
-        "threshold": decimal_str(threshold),
-        "delta": decimal_str(delta),
+        "threshold": decimal_str(threshold, "threshold"),
+        "delta": decimal_str(delta, "delta"),
         "method": {"name": "rdp-orders", "prec_bits": enc.prec_bits, "orders": orders},
         "result": result_record(enc),
     }
@@ -103,7 +103,7 @@ def make_body(
         "python_flint_version": str(PYTHON_FLINT_VERSION),
         "flint_version": str(FLINT_VERSION),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "step": decimal_str(step),
+        "step": decimal_str(step, "step"),
         "claim": claim,
         "refutation": refutation,
     }

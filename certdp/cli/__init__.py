@@ -7,6 +7,7 @@ or undecided. Errors are one line on stderr.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -49,5 +50,17 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
 
 
 def main_entry() -> None:
-    """Console-script wrapper: exit with :func:`main`'s code."""
-    raise SystemExit(main())
+    """Console-script wrapper: exit with :func:`main`'s code.
+
+    A reader that closes the pipe early (``certdp verify f.json | head -1``) gets no traceback:
+    stdout is pointed at /dev/null so that the interpreter's final flush cannot fail again, and
+    the exit code is 1 (the output was not all delivered).
+    """
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    raise SystemExit(code)

@@ -12,7 +12,7 @@ from certdp.cli.parser import PARAMS, REQUIRED
 from certdp.enclose import Enclosure, Target
 from certdp.errors import InvalidArgument
 from certdp.pairs import MECHANISMS, PrivacyPair, RandomAllocation, compose
-from certdp.pairs.params import decimal_str, integer
+from certdp.pairs.params import exact_str, integer
 
 
 def pair_from_args(args: argparse.Namespace) -> PrivacyPair:
@@ -82,7 +82,7 @@ def ends(enc: Enclosure) -> dict[str, str]:
 
 
 def fmt_exact(x: Fraction) -> str:
-    return decimal_str(x)
+    return exact_str(x)
 
 
 @contextmanager

@@ -193,11 +193,21 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser(
         "verify",
         help="verify a certificate: schema, digest, signature, and recompute its claims",
-        epilog="exit codes: 0 valid, 1 invalid/tampered/refuted, 2 usage\n"
+        description="Verify a certificate: strict parsing within the verifier's work limits, schema, digest, "
+        "signature, then recompute its claim and refutation. Either --pubkey (the signer must be that key) "
+        "or --allow-untrusted (any signer, or none: the output then says signer_trusted: false) is required.",
+        epilog="exit codes: 0 valid, 1 invalid/tampered/refuted, 2 usage or a file over the work limits "
+        "(docs/certificates.md)\n"
         "example:\n  certdp verify cert.json --pubkey project.key.pub",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     v.add_argument("certificate", help="certificate file")
-    v.add_argument("--pubkey", help="require a signature by this public key (.pub from certdp keygen)")
+    trust = v.add_mutually_exclusive_group()
+    trust.add_argument("--pubkey", help="require a signature by this public key (.pub from certdp keygen)")
+    trust.add_argument(
+        "--allow-untrusted",
+        action="store_true",
+        help="check the claims without checking the signer against a trusted key (reported as signer_trusted: false)",
+    )
     v.add_argument("--json", action="store_true", help="print one JSON object")
     return parser

@@ -10,6 +10,8 @@ def render(rec: dict[str, object]) -> str:
             for c in rec["checks"]
         )  # type: ignore[union-attr]
         who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
+        if not rec.get("signer_trusted"):
+            who += " (signer NOT checked against a trusted key: pass --pubkey)"
         return f"{rec['certificate']}: valid, {who}\n  {checks}\n  {rec['seconds']} s"
     if rec["quantity"] in ("keygen", "sign"):
         return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")

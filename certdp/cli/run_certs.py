@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import json
 import time
 from pathlib import Path
 
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
+from certdp.cert.checks import claim_and_refutation
 from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
 from certdp.cert.schema import validate
+from certdp.cert.strict_json import loads_strict, read_capped
 from certdp.cert.verify import verify_bytes
 from certdp.cert.write import eps_check, finalize, make_body, tv_check
 from certdp.cert.write import write as write_certificate
 from certdp.cli.common import progress_bar
 from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported
-from certdp.pairs.params import decimal_str
+from certdp.pairs.params import exact_str
+
+
+def _write_verifiable(path: Path, body: dict[str, object], key: object) -> None:
+    """Write a certificate only if the verifier will accept its shape: a file outside the
+    verifier's work limits (certdp.cert.limits) would be refused by every auditor."""
+    claim_and_refutation(body)
+    write_certificate(path, finalize(body, key))  # type: ignore[arg-type]
 
 
 def run_keygen(args: argparse.Namespace) -> dict[str, object]:
@@ -28,20 +36,13 @@ def run_keygen(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
-def read_certificate(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise InvalidArgument(f"certificate={path} cannot be read ({exc.__class__.__name__})") from None
-
-
 def run_sign(args: argparse.Namespace) -> dict[str, object]:
     key = load_private_key(Path(args.key))
-    data = read_certificate(args.certificate)
+    data = read_capped(args.certificate)
     try:
-        doc = json.loads(data)
+        doc = loads_strict(data)
         validate(doc)
-    except (ValueError, CertificateInvalid) as exc:
+    except CertificateInvalid as exc:
         raise CertificateInvalid(f"certificate={args.certificate} is malformed: {exc}") from None
     if digest_hex(doc["body"]) != doc["digest"]["value"]:
         raise CertificateInvalid("field digest/value: does not match the canonical body; refusing to sign")
@@ -51,8 +52,14 @@ def run_sign(args: argparse.Namespace) -> dict[str, object]:
 
 
 def run_verify(args: argparse.Namespace) -> dict[str, object]:
+    if not args.pubkey and not args.allow_untrusted:
+        # "valid under some key" is not "valid under our key": a script must ask for the former
+        raise InvalidArgument(
+            "pubkey is required: pass --pubkey KEY.pub to check the signer, or --allow-untrusted to check "
+            "the claims without checking who signed them"
+        )
     pub = load_public_key_b64(Path(args.pubkey)) if args.pubkey else None
-    data = read_certificate(args.certificate)
+    data = read_capped(args.certificate)
     start = time.perf_counter()
     report = verify_bytes(data, pub)
     return {
@@ -61,6 +68,7 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
         "status": report.status,
         "signature": "signed" if report.signed_by else "unsigned",
         "signed_by": report.signed_by,
+        "signer_trusted": report.signer_trusted,
         "checks": report.checks,
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -94,7 +102,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
                     secs.get("lower"),
                 )
             body = make_body(res.step, claim, refute, res.miss_reason)
-            write_certificate(Path(args.out), finalize(body, key))
+            _write_verifiable(Path(args.out), body, key)
             rec["certificate"] = args.out
         return rec
     if args.mechanism == "subsampled-gaussian":
@@ -109,15 +117,15 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
         rec = {
             "quantity": "calibration",
             "mechanism": args.mechanism,
-            "q": decimal_str(res_e.q),
+            "q": exact_str(res_e.q),
             "steps": res_e.steps,
-            "epsilon": decimal_str(res_e.eps),
-            "delta": decimal_str(res_e.delta),
+            "epsilon": exact_str(res_e.eps),
+            "delta": exact_str(res_e.delta),
             "direction": res_e.direction,
-            "step": decimal_str(res_e.step),
-            "sigma": decimal_str(res_e.sigma),
+            "step": exact_str(res_e.step),
+            "sigma": exact_str(res_e.sigma),
             "epsilon_upper": res_e.eps_at_sigma.upper_str(),
-            "sigma_miss": decimal_str(res_e.sigma_miss),
+            "sigma_miss": exact_str(res_e.sigma_miss),
             "epsilon_lower_at_miss": None if res_e.eps_at_miss is None else res_e.eps_at_miss.lower_str(),
             "orders": list(res_e.orders),
             "seconds": round(res_e.seconds, 3),
@@ -156,7 +164,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
                 notes="refutation: the RDP conversion over the recorded orders cannot certify the "
                 "target one step below (a statement about this accountant, not a DP violation)",
             )
-            write_certificate(Path(args.out), finalize(body, key))
+            _write_verifiable(Path(args.out), body, key)
             rec["certificate"] = args.out
         return rec
     raise Unsupported(

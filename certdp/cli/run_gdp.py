@@ -10,7 +10,7 @@ from certdp.errors import InvalidArgument
 from certdp.notions import CONVERSION_TARGET, classic_zcdp_epsilon
 from certdp.notions.gdp import gdp_attack_accuracy, gdp_delta, gdp_epsilon, gdp_to_rho, gdp_tv, zcdp_delta, zcdp_epsilon
 from certdp.notions.zcdp_gdp import mu_bounds, mu_from_rho, t_of_rho, zcdp_tv_upper
-from certdp.pairs.params import decimal_str, real
+from certdp.pairs.params import exact_str, real
 
 NOTIONS_FROM = ("zcdp", "gdp")
 NOTIONS_TO = ("gdp", "eps-delta", "tv", "zcdp")
@@ -25,7 +25,7 @@ def run_gdp(args: argparse.Namespace) -> dict[str, object]:
     return enclosure_record(
         "mu",
         mu,
-        {"rho": decimal_str(rho)},
+        {"rho": exact_str(rho)},
         t_rho=ends(t_of_rho(rho, target)),
         sqrt_pi_rho=ends(low),
         sqrt_8_rho=ends(high),
@@ -46,7 +46,7 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
         raise InvalidArgument(f"to={dst} must differ from from={src}")
     name = "rho" if src == "zcdp" else "mu"
     value = real(name, args.value, gt=0)
-    inputs: dict[str, object] = {"from": src, "to": dst, name: decimal_str(value)}
+    inputs: dict[str, object] = {"from": src, "to": dst, name: exact_str(value)}
     if dst == "eps-delta":
         which, given = _eps_or_delta(args)
         inputs[which] = given
@@ -76,7 +76,7 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
         return enclosure_record("mu", mu_from_rho(value, target), inputs)
     if dst == "zcdp":
         return enclosure_record(
-            "rho", refine(lambda: to_ball(gdp_to_rho(value)), target), inputs, exact=decimal_str(gdp_to_rho(value))
+            "rho", refine(lambda: to_ball(gdp_to_rho(value)), target), inputs, exact=exact_str(gdp_to_rho(value))
         )
     if src == "zcdp":
         tv = zcdp_tv_upper(value, target)

@@ -15,7 +15,7 @@ from certdp.cli.common import (
     target_from_args,
 )
 from certdp.enclose import DEFAULT_TARGET, Enclosure
-from certdp.errors import InvalidArgument, Unsupported
+from certdp.errors import InvalidArgument, PrecisionExhausted, Unsupported
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
 from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
@@ -25,17 +25,35 @@ from certdp.pairs.params import integer, real
 
 
 def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
+    """The ``tv`` command's record for one method.
+
+    Contract: method "certified" returns ``certified: true`` only with [tv_lower, tv_upper] a
+    certified enclosure of TV (certdp.notions.tv_certified.tv_bound, both sides on one grid)
+    whose width is at most --width; a wider one raises PrecisionExhausted (exit 3), never a record.
+    "closed-form" encloses the seed 003 bound U(c_E) (tv_closed_form); "exact" and "monte-carlo"
+    are numeric estimates marked ``certified: false``.
+    """
     if not isinstance(pair, RandomAllocation):
         raise Unsupported(f"tv is implemented for random-allocation only, not mechanism={args.mechanism}")
     method = args.method
     inputs["method"] = method
     if method == "certified":
-        width = float(real("width", args.width, gt=0, lt=1))
+        width_exact = real("width", args.width, gt=0, lt=1)
+        width = float(width_exact)
         numeric = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
         grid = auto_grid(pair, width / 2, ref=numeric)
         with progress_bar(args) as note:
             up = tv_bound(pair, grid, "upper", note)
             low = tv_bound(pair, grid, "lower", note)
+        achieved = up.bound.upper - low.bound.lower
+        # the grid comes from a float prediction of the rounding bias, so the width it reaches is
+        # checked here; no retry: each halving of h and eta costs 2-4 times the run just made
+        if achieved > width_exact:
+            raise PrecisionExhausted(
+                f"width={args.width} not reached: the certified bounds are {float(achieved):.3g} apart "
+                f"(grid h={grid.h:g}, eta={grid.eta:g}); ask for a smaller --width",
+                achieved_width=float(achieved),
+            )
         enc = Enclosure.from_bounds(low.bound.lower, up.bound.upper, grid.prec)
         return enclosure_record(
             "tv",

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
-from flint import arb, ctx, fmpq
+from flint import arb, fmpq
 
+from certdp.enclose.context import prec_at_least
 from certdp.errors import InvalidArgument, PrecisionExhausted
 
 Ball = arb
@@ -88,14 +89,11 @@ class Enclosure:
         """
         if not x.is_finite():
             raise PrecisionExhausted(f"ball {x} is not finite")
-        old = ctx.prec
-        # Endpoints are rounded outward at this precision: keep every bit of the midpoint.
-        ctx.prec = max(old, x.mid().bits() + 32)
-        try:
+        # Endpoints are rounded outward at this precision: keep every bit of the midpoint. The
+        # block holds the FLINT lock, so the caller's precision (old) cannot change under us.
+        with prec_at_least(x.mid().bits() + 32) as old:
             lo = _dyadic_of(x.lower())
             hi = _dyadic_of(x.upper())
-        finally:
-            ctx.prec = old
         return Enclosure(lo[0], lo[1], hi[0], hi[1], prec_bits or old)
 
     @staticmethod

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from flint import acb, arb, ctx
+from flint import acb, arb
 
+from certdp.enclose.context import pinned
 from certdp.errors import InvalidArgument, PrecisionExhausted
 
 ComplexFunc = Callable[[acb, bool], acb]
@@ -48,11 +49,14 @@ def integrate_real(f: ComplexFunc, a: arb, b: arb, *, what: str = "integral") ->
     """
     if not (a.is_exact() and b.is_exact()):
         raise InvalidArgument(f"ends=({a}, {b}) must be exact numbers")
-    tol = arb(2) ** (-ctx.prec)
-    val = acb.integral(f, a, b, rel_tol=tol, abs_tol=tol * tol)
+    # Pinned: the tolerance and Arb's integration must see one precision even if another thread
+    # changes it (FLINT's context is process-wide; see certdp.enclose.context).
+    with pinned() as prec:
+        tol = arb(2) ** (-prec)
+        val = acb.integral(f, a, b, rel_tol=tol, abs_tol=tol * tol)
     re, im = val.real, val.imag
     if not (re.is_finite() and im.is_finite()):
-        raise PrecisionExhausted(f"{what}: integration did not converge at prec={ctx.prec}")
+        raise PrecisionExhausted(f"{what}: integration did not converge at prec={prec}")
     if not im.contains(0):
         raise PrecisionExhausted(f"{what}: imaginary part {im} excludes 0 (integrand not real?)")
     return re

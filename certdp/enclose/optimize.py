@@ -29,9 +29,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import arb, arb_series, ctx
+from flint import arb, arb_series
 
 from certdp.enclose.ball import lower_float, upper_float
+from certdp.enclose.context import workcap
 from certdp.errors import InvalidArgument, PrecisionExhausted
 
 Func = Callable[[arb], arb]
@@ -394,15 +395,12 @@ def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 40
 def _derivative_on(f: Func, box: arb) -> arb | None:
     """Enclosure of f'(box) by first-order Taylor arithmetic (arb_series), or None if f cannot
     take a series argument. Contract: contains f'(x) for every x in the box."""
-    old = ctx.cap
-    ctx.cap = 2
     try:
-        out = f(arb_series([box, 1]))
-        d = out[1] if isinstance(out, arb_series) else arb(0)  # constant f: derivative 0
+        with workcap(2):
+            out = f(arb_series([box, 1]))
+            d = out[1] if isinstance(out, arb_series) else arb(0)  # constant f: derivative 0
     except (TypeError, AttributeError, ValueError):
         return None
-    finally:
-        ctx.cap = old
     return d if d.is_finite() else None
 
 
@@ -513,19 +511,16 @@ class PositivityResult:
 def _taylor2_lower(f: Func, m: arb, box: arb, r: arb) -> arb | None:
     """Lower bound of f on the box m +- r by second-order Taylor: f(m) - |f'(m)| r - |f''(box)/2| r^2
     (Lagrange remainder), from arb_series; None if f cannot take a series argument."""
-    old = ctx.cap
-    ctx.cap = 3
     try:
-        at_m = f(arb_series([m, 1]))
-        on_box = f(arb_series([box, 1]))
-        if not (isinstance(at_m, arb_series) and isinstance(on_box, arb_series)):
-            return None
-        c0, c1 = at_m[0], at_m[1]
-        c2 = on_box[2]
+        with workcap(3):
+            at_m = f(arb_series([m, 1]))
+            on_box = f(arb_series([box, 1]))
+            if not (isinstance(at_m, arb_series) and isinstance(on_box, arb_series)):
+                return None
+            c0, c1 = at_m[0], at_m[1]
+            c2 = on_box[2]
     except (TypeError, AttributeError, ValueError):
         return None
-    finally:
-        ctx.cap = old
     low = c0 - abs(c1).upper() * r - abs(c2).upper() * r * r
     return low if low.is_finite() else None
 

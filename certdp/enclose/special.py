@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from flint import arb, arb_series, ctx, fmpz
+from flint import arb, arb_series, fmpz
 
 from certdp.enclose.ball import upper_float
+from certdp.enclose.context import current_cap, pinned, workcap
 from certdp.errors import InvalidArgument
 
 
@@ -96,7 +97,7 @@ def mills_ratio(x: arb | arb_series) -> arb | arb_series:
             raise TypeError("mills_ratio: series argument must be x0 + e")
         x0 = c[0] if c else arb(0)
         q = [mills_ratio(x0)]
-        n = max(ctx.cap, 1)
+        n = max(current_cap(), 1)
         if n > 1:
             q.append(x0 * q[0] - 1)
         for k in range(1, n - 1):
@@ -151,28 +152,30 @@ def theta(x: arb, sigma: arb) -> arb:
     """
     if not sigma > 0:
         raise InvalidArgument(f"sigma={sigma} must be > 0")
-    prec = ctx.prec
-    s_lo = float(sigma.lower().mid())
-    if s_lo >= 1:
-        c = 2 * arb.pi() ** 2 * sigma**2
-        kmax = max(1, math.ceil(math.sqrt((prec + 8) * math.log(2) / (2 * math.pi**2 * s_lo**2))))
+    # Pinned: the truncation is chosen for this precision, so it must not change mid-sum under
+    # another thread (FLINT's context is process-wide; see certdp.enclose.context).
+    with pinned() as prec:
+        s_lo = float(sigma.lower().mid())
+        if s_lo >= 1:
+            c = 2 * arb.pi() ** 2 * sigma**2
+            kmax = max(1, math.ceil(math.sqrt((prec + 8) * math.log(2) / (2 * math.pi**2 * s_lo**2))))
+            acc = arb(0)
+            for k in range(1, kmax + 1):
+                acc += (-c * k * k).exp() * (2 * arb.pi() * k * x).cos()
+            tail = 2 * _geometric_tail((-c * (kmax + 1) ** 2).exp(), (-c * (2 * kmax + 3)).exp())
+            acc = 1 + 2 * acc + arb(0, upper_float(tail))
+            return (2 * arb.pi()).sqrt() * sigma * acc
+        n = round(float(x.mid()))
+        y = x - n
+        s_hi = upper_float(sigma)
+        nmax = math.ceil(s_hi * math.sqrt(2 * (prec + 8) * math.log(2))) + 2
+        two_s2 = 2 * sigma**2
         acc = arb(0)
-        for k in range(1, kmax + 1):
-            acc += (-c * k * k).exp() * (2 * arb.pi() * k * x).cos()
-        tail = 2 * _geometric_tail((-c * (kmax + 1) ** 2).exp(), (-c * (2 * kmax + 3)).exp())
-        acc = 1 + 2 * acc + arb(0, upper_float(tail))
-        return (2 * arb.pi()).sqrt() * sigma * acc
-    n = round(float(x.mid()))
-    y = x - n
-    s_hi = upper_float(sigma)
-    nmax = math.ceil(s_hi * math.sqrt(2 * (prec + 8) * math.log(2))) + 2
-    two_s2 = 2 * sigma**2
-    acc = arb(0)
-    for z in range(-nmax, nmax + 1):
-        acc += (-((z - y) ** 2) / two_s2).exp()
-    m = nmax + 1 - abs(y).upper()
-    tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
-    return acc + nonneg_error(2 * tail)
+        for z in range(-nmax, nmax + 1):
+            acc += (-((z - y) ** 2) / two_s2).exp()
+        m = nmax + 1 - abs(y).upper()
+        tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
+        return acc + nonneg_error(2 * tail)
 
 
 def taylor_coefficients(f: Callable[[arb_series], arb_series], x0: arb, n: int) -> list[arb]:
@@ -182,11 +185,7 @@ def taylor_coefficients(f: Callable[[arb_series], arb_series], x0: arb, n: int) 
     functions that arb_series implements (exp, log, sqrt, ...) and is analytic at x0 (Arb's
     series functions enclose the truncated composition exactly; no truncation error enters).
     """
-    old = ctx.cap
-    ctx.cap = n + 1
-    try:
+    with workcap(n + 1):
         out = f(arb_series([x0, 1]))
         coeffs = out.coeffs() if isinstance(out, arb_series) else [out]
-    finally:
-        ctx.cap = old
     return [coeffs[k] if k < len(coeffs) else arb(0) for k in range(n + 1)]

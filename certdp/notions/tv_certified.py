@@ -18,19 +18,38 @@ likelihood ratio of a post-processed pair is the Q-conditional mean of Lambda gi
 conditional mean (centred cells: u_k = kh with E[Y | cell] <= u_k verified in Arb; any other
 cell: u = its right end rounded up to hZ, which is >= every point of the cell). (iii) The atoms
 of S are swept in increasing order into groups (one boundary atom split at random) whose mean of
-S/M is <= e^{j eta}. Raising conditional means to the grid values raises min(1, Lambda), and an
-outcome that is dropped (above the cap or the sum range) is sent to a separate symbol whose
-contribution to E min(1, Lambda) is at most its probability. Hence
+S/M is <= e^{j eta}. In detail: the output o = (o_1, ..., o_E) of the post-processing K has
+Q-mass q_o and P-mass q_o Lbar_o, Lbar_o = E_Q[Lambda | o] = prod_e E_Q[L_e | o_e] (o_e depends
+on epoch e and on independent coins only), so
+    TV(P, Q) >= TV(PK, QK) = sum_o q_o (1 - Lbar_o)_+ >= sum_o q_o (1 - prod_e g(o_e))_+
+for any grid values g(o_e) >= E_Q[L_e | o_e] >= 0: raising a conditional mean to its grid point
+raises min(1, Lambda), i.e. lowers the bound, never the reverse. An outcome that is dropped
+(above the cap or the sum range) is sent to a separate symbol; its term (q - P)_+ >= 0 is left
+out. Hence
     TV >= sum_kept b_k (1 - min(1, e^{k eta})) = A.
 Every mass above is an Arb ball; polynomial powers are rigorous (certdp.enclose.power_truncated).
+
+Atoms below l_min. Scheme 1 drops them on both sides (sound: lost mass), which costs about
+P(S/M < l_min) (1 - E[S/M | S/M < l_min]) on the lower side: a first-order loss once the lattice
+puts atoms there (at M = 3, sigma = 0.5, h = 2^-9, l_min = 2^-8 it was 1.9e-4). Schemes 2 and 3
+keep them and start the log grid at g_0 ~ l_min. Upper side: an atom v < g_0 is split between 0
+and g_0 keeping its mean (mass v/g_0 at g_0): the cell [0, g_0] is one more cell of step (iii),
+and the part at 0 (Lambda = 0, so min(1, Lambda) = 0) is counted with the lost mass, whose
+contribution is taken as 0 anyway. Lower side: the sweep of step (iii) starts at the lowest atom,
+so every atom below g_0 joins the first group, whose mean is certified <= g_0 like every group's
+(it is completed from the atoms above g_0). For E = 1 neither costs anything (min(1, L) is linear
+on [0, 1]); for E > 1 only the outcomes where the other epochs push Lambda past 1 / g_0 pay.
 
 Scheme 2 (grids with scheme=2; scheme 1 is kept bit for bit for the certificates written with
 it) changes three things, each inside the two arguments above. (a) Upper side: Y > cap is clamped
 to cap and S/M > l_max to l_max instead of dropped: a pointwise lowering of Lambda, so
 E min(1, Lambda) only decreases, and the cost is only the rare outcomes where a large value still
 leaves Lambda < 1; cap and l_max can therefore be far smaller (tv_numeric.clamp_plan). The lower
-side still drops them, which costs the same small amount. (b) Cells of Y widen in the upper tail
-(P(Y > a) w^2 <= tail_k h^2); any cell partition is valid for both constructions. (c) Partial
+side still drops them, which costs the same small amount. cap must be a multiple of h: the
+clamped mass is P(Y > cap) placed at cap, which double-counts (cap, kh] if the last lattice point
+kh is not cap (LatticeGrid refuses such grids). (b) Cells of Y widen in the upper tail
+(P(Y > a) w^2 <= tail_k h^2; the last cell is cut at cap); any cell partition is valid for both
+constructions. (c) Partial
 sums are coarsened on the way to S (certdp.enclose.power_multires): mean-keeping spreads (upper)
 or cells whose conditional mean is at most their point (lower), the same two arguments applied
 to a partial sum, which enters Lambda linearly. The lower side also repairs a centred cell whose
@@ -54,7 +73,8 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, power_pruned, power_two_scale, to_ball, workprec
-from certdp.errors import InvalidArgument, PrecisionExhausted
+from certdp.enclose.context import MAX_PREC, MIN_PREC
+from certdp.errors import InvalidArgument, PrecisionExhausted, fmt_value, invalid
 from certdp.pairs import RandomAllocation
 
 Progress = Callable[[str, float], None]
@@ -64,13 +84,19 @@ PRUNE_FLOOR = to_ball(2) ** -100
 #: Scheme-2 coarsening of partial sums (see _doublings): each doubling of the spacing may add
 #: about a quarter of the step rounding's variance; measured at M = 100: ~1.3x faster, bias +3%.
 COARSEN_BETA = 0.25
+#: Largest number of lattice cells (cap/h, l_max M/h) or log-grid points a grid may ask for: beyond
+#: it the ball lists alone would not fit in memory, so such a grid is refused, not attempted.
+MAX_POINTS = 1 << 26
 
 
 @dataclass(frozen=True)
 class LatticeGrid:
     """The discretisation of one certified bound: lattice spacing ``h`` and ``cap`` for Y, the
-    kept range [s_min, s_max] of the epoch sum S (in units of M: L = S/M), the log-grid spacing
-    ``eta``, and the working precision. All are exact dyadic floats."""
+    range [l_min, l_max] of the epoch ratio L = S/M (scheme 1 drops the atoms of S below l_min;
+    schemes 2 and 3 start the log grid there and keep them), the log-grid spacing ``eta``, and the
+    working precision. All are exact dyadic floats; h and eta are powers of two (eta <= 1), cap is
+    a multiple of h, every field is finite, and a grid needing more than MAX_POINTS lattice cells
+    or log-grid points is refused (InvalidArgument) before any work."""
 
     h: float
     cap: float
@@ -83,18 +109,39 @@ class LatticeGrid:
     coarsen: float = 0.0
 
     def __post_init__(self) -> None:
+        # Every field is checked here, before any work: a float field that is off the lattice (cap
+        # not a multiple of h) once made the scheme-2 upper bound count the mass in (cap, kh] twice.
+        for name in ("h", "cap", "l_min", "l_max", "eta", "tail_k", "coarsen"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                raise invalid(name, v, "must be a finite number")
         for name in ("h", "eta"):
             v = getattr(self, name)
             if not (v > 0 and math.frexp(v)[0] == 0.5):
-                raise InvalidArgument(f"{name}={v} must be a power of two (exact lattice points)")
-        if not (0 < self.l_min < 1 < self.l_max) or not self.cap > 0:
-            raise InvalidArgument(f"grid={asdict(self)} needs 0 < l_min < 1 < l_max and cap > 0")
-        if self.scheme not in (1, 2, 3):
-            raise InvalidArgument(f"scheme={self.scheme} must be 1, 2 or 3")
+                raise invalid(name, v, "must be a power of two (exact lattice points)")
+        if self.eta > 1:
+            raise invalid("eta", self.eta, "must be <= 1")
+        if not self.cap > 0:
+            raise invalid("cap", self.cap, "must be > 0")
+        # h is a power of two, so cap / h is exact (or inf, refused by the size check below)
+        if not (self.cap / self.h).is_integer():
+            raise InvalidArgument(f"cap={fmt_value(self.cap)} must be a multiple of h={fmt_value(self.h)}")
+        if not (0 < self.l_min < 1 < self.l_max):
+            raise InvalidArgument(
+                f"l_min={fmt_value(self.l_min)}, l_max={fmt_value(self.l_max)} need 0 < l_min < 1 < l_max"
+            )
+        if self.cap / self.h > MAX_POINTS:
+            raise invalid("cap", self.cap, f"gives {self.cap / self.h:.3g} lattice cells of h; at most {MAX_POINTS}")
+        if math.log(self.l_max / self.l_min) / self.eta > MAX_POINTS:
+            raise invalid("eta", self.eta, f"gives more than {MAX_POINTS} log-grid points on [l_min, l_max]")
+        if not isinstance(self.prec, int) or isinstance(self.prec, bool) or not MIN_PREC <= self.prec <= MAX_PREC:
+            raise invalid("prec", self.prec, f"must be an integer in [{MIN_PREC}, {MAX_PREC}]")
+        if isinstance(self.scheme, bool) or self.scheme not in (1, 2, 3):
+            raise invalid("scheme", self.scheme, "must be 1, 2 or 3")
         for name in ("tail_k", "coarsen"):
             v = getattr(self, name)
-            if not (v >= 0 and math.isfinite(v)):
-                raise InvalidArgument(f"{name}={v} must be finite and >= 0")
+            if not v >= 0:
+                raise invalid(name, v, "must be finite and >= 0")
         if self.scheme == 1 and (self.tail_k or self.coarsen):
             raise InvalidArgument(f"scheme={self.scheme} has no tail_k or coarsen (schemes 2 and 3 only)")
 
@@ -169,8 +216,11 @@ def _cell_steps(p_above: float, tail_k: float) -> int:
 def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
     """Scheme-2 step (i) upper: mean-keeping split of Y on cells [a, b] with lattice ends (width
     from :func:`_cell_steps`), then Y > cap is clamped to cap. Clamping lowers Y pointwise, which
-    lowers L and Lambda, so E min(1, Lambda) only decreases and the TV upper bound stays valid."""
-    h, k_max = grid.h, round(grid.cap / grid.h)
+    lowers L and Lambda, so E min(1, Lambda) only decreases and the TV upper bound stays valid.
+    The clamped mass is P(Y > k_max h), taken at the lattice end itself: with a cap off the
+    lattice, P(Y > cap) would count the mass in (cap, k_max h] twice (LatticeGrid refuses such
+    caps; this keeps the step right even so)."""
+    h, k_max = grid.h, int(grid.cap / grid.h)
     hb = to_ball(h)
     p = [to_ball(0) for _ in range(k_max + 1)]
     f_prev, g_prev = to_ball(0), to_ball(0)
@@ -183,7 +233,7 @@ def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
         p[kb] += (mu - ka * hb * m) / width
         p[ka] += (kb * hb * m - mu) / width
         f_prev, g_prev, ka = f, g, kb
-    p[k_max] += _phi(-((to_ball(grid.cap).log() + t * t / 2) / t))  # P(Y > cap), clamped to cap
+    p[k_max] += _phi(-((to_ball(k_max * h).log() + t * t / 2) / t))  # P(Y > k_max h), clamped to k_max h
     return p
 
 
@@ -218,7 +268,9 @@ def _centred_boundaries(
             )
     while True:
         step = 1 if tail_k == 0 else _cell_steps(_y_above(a, t), tail_k)
-        if k + step > k_max:
+        if tail_k > 0:  # scheme 2: the last tail cell ends at cap instead of being lost with the tail
+            step = min(step, k_max - k)
+        if k + step > k_max or step < 1:
             break
         k += step
         u, w = k * h, step * h
@@ -245,7 +297,7 @@ def _centred_boundaries(
             dens = math.exp(-((math.log(b) + t * t / 2) ** 2) / (2 * t * t)) / (b * t * math.sqrt(2 * math.pi))
             step_b = phi_b / ((b - c) * dens) if (b - c) * dens > 0 else 0.0
             nb = b - step_b
-            if not nb > a:
+            if not a < nb < 1e300:  # also no overflow: a cell whose mean stays below u never closes
                 nb = (a + b) / 2
             if abs(nb - b) <= 1e-15 * b:
                 b = nb
@@ -259,8 +311,15 @@ def _centred_boundaries(
     return ends, centred, us
 
 
-def _step_masses_lower(t: Ball, tf: float, h: float, cap: float, tail_k: float = 0.0, scheme: int = 1) -> list[Ball]:
+def _step_masses_lower(
+    t: Ball, tf: float, h: float, cap: float, tail_k: float = 0.0, scheme: int = 1, top: int | None = None
+) -> list[Ball]:
     """Step (i) of the lower bound: lattice masses of the cell partition (module docstring).
+
+    A cell rounded up beyond the lattice point ``top`` (the largest the epoch sum keeps, l_max M/h)
+    is dropped (lost mass): the epoch sum would truncate it anyway, so this changes no result,
+    but a huge cell end (h above the mean of Y makes the first cell unbounded) no longer grows
+    the list without end.
 
     Scheme 2 aims closer to u (float margin 1e-15 instead of 1e-13: the margins' bias grows with
     the number of cells) and repairs a centred cell whose Arb check fails by moving its right
@@ -292,6 +351,9 @@ def _step_masses_lower(t: Ball, tf: float, h: float, cap: float, tail_k: float =
             j = math.ceil(b / h)
             if j * h < b:
                 j += 1
+            if top is not None and j > top:
+                f_prev, g_prev, a = f, g, b
+                continue
             while j >= len(p):  # never round down: grow the lattice instead
                 p.append(to_ball(0))
             p[j] += m
@@ -320,7 +382,7 @@ def _two_scale_plan(tf: float, h: float, side: str) -> tuple[int, Callable[[int]
     side's coarse moves are mean-preserving spreads (bias ~ eps (2^gap h)^2), the lower side's
     round up (bias ~ eps 2^gap h), hence the smaller eps and gap there."""
     eps, gap = (1e-5, 4) if side == "upper" else (1e-7, 3)
-    sd = math.sqrt(math.expm1(tf * tf))
+    sd = math.sqrt(math.expm1(min(tf * tf, 700.0)))  # capped: no overflow at tiny sigma (any split is sound)
     q = math.exp(tf * float(ndtri(1 - eps)) - tf * tf / 2)
 
     def split(k: int) -> float:
@@ -330,8 +392,9 @@ def _two_scale_plan(tf: float, h: float, side: str) -> tuple[int, Callable[[int]
 
 
 def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -> tuple[int, list[Ball], float]:
-    """Step (ii): masses of S = sum of M lattice steps, for S/M in [l_min, l_max]; returns
-    (i_min, masses, H): masses at (i_min + i) H. Below l_min the mass is dropped. Above l_max it
+    """Step (ii): masses of S = sum of M lattice steps, for S/M <= l_max; returns (i_min, masses,
+    H): masses at (i_min + i) H (possibly none). Scheme 1 drops the mass below l_min here; schemes
+    2 and 3 keep it (steps (iii) place it on the log grid). Above l_max the mass
     is dropped too, or (scheme 2, upper side) moved down to the top atom: a pointwise lowering of
     S, so E min(1, Lambda) only decreases. The moved mass is the lower end of
     (sum p)^M - sum(kept) - pruned, which is <= the true mass above l_max (the pruned bound
@@ -352,7 +415,6 @@ def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -
         d = 0
     big_h = h * 2**d
     i_max = top >> d
-    i_min = math.ceil(grid.l_min * m / big_h)
     if grid.scheme >= 2 and side == "upper":
         total = to_ball(0)
         for x in p:
@@ -361,9 +423,14 @@ def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -
         for x in s:
             kept += x
         above = (total**m - kept - dropped).lower()
+        if not s or off > i_max:  # everything was pruned or lies above the top: the top atom alone
+            off, s = i_max, [to_ball(0)]
         s = s + [to_ball(0)] * (i_max + 1 - off - len(s))
         if above > 0:
             s[-1] += above
+    if grid.scheme >= 2:  # every atom is kept: the log-grid steps place those below l_min too
+        return off, s, big_h
+    i_min = math.ceil(grid.l_min * m / big_h)
     if off > i_min:  # everything below off was pruned: start there
         return off, s, big_h
     return i_min, s[i_min - off :], big_h
@@ -383,18 +450,33 @@ def _first_index_at_or_above(g: Ball, m: int, h: float) -> int:
     return hi
 
 
-def _log_grid_upper(i_min: int, s: list[Ball], m: int, h: float, eta: float) -> tuple[int, list[Ball]]:
-    """Step (iii) upper: mean-keeping split of each atom L = ih/M onto e^{j eta}; returns (j_lo, r)."""
+def _log_grid_upper(
+    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None
+) -> tuple[int, list[Ball]]:
+    """Step (iii) upper: mean-keeping split of each atom L = ih/M onto e^{j eta}; returns (j_lo, r).
+
+    With ``l_min`` (schemes 2 and 3) the grid starts just below max(l_min, lowest atom) and the
+    atoms below its first point g_0 are split between 0 and g_0 keeping their mean (mass v/g_0 at
+    g_0); the part at 0 is left out of r, i.e. counted as lost, which is exactly its contribution
+    min(1, 0 * rest) = 0. Without ``l_min`` (scheme 1) the grid starts below the lowest atom."""
+    if not s:  # no atom kept: all mass is lost (TV <= 1)
+        return 0, []
     values = [(i_min + n) * h / m for n in range(len(s))]
-    j_lo = math.floor(math.log(max(values[0], 1e-300)) / eta) - 1
-    j_hi = math.floor(math.log(values[-1]) / eta) + 2
+    floor_v = values[0] if l_min is None else max(values[0], l_min)
+    j_lo = math.floor(math.log(max(floor_v, 1e-300)) / eta) - 1
+    j_hi = max(math.floor(math.log(max(values[-1], 1e-300)) / eta) + 2, j_lo + 1)
     g = _grid_points(eta, j_lo, j_hi)
     r = [to_ball(0) for _ in g]
     hm = to_ball(h) / m
     starts = [_first_index_at_or_above(x, m, h) - i_min for x in g]
-    if starts[0] > 0 or starts[-1] < len(s):
+    if (l_min is None and starts[0] > 0) or starts[-1] < len(s):
         raise PrecisionExhausted("upper bound: the log grid does not cover the kept atoms")
-    n = 0
+    n = max(starts[0], 0)
+    if n > 0:  # atoms 0 <= v < g_0 (decided exactly): weights 1 - v/g_0 at 0 and v/g_0 at g_0
+        v_sum = to_ball(0)
+        for k in range(min(n, len(s))):
+            v_sum += s[k] * ((i_min + k) * hm)
+        r[0] += v_sum / g[0]
     for idx in range(len(g) - 1):
         lo, hi = g[idx], g[idx + 1]
         w_sum, v_sum = to_ball(0), to_ball(0)
@@ -408,16 +490,25 @@ def _log_grid_upper(i_min: int, s: list[Ball], m: int, h: float, eta: float) -> 
     return j_lo, r
 
 
-def _log_grid_lower(i_min: int, s: list[Ball], m: int, h: float, eta: float) -> tuple[int, list[Ball]]:
-    """Step (iii) lower: sweep atoms into groups with mean of S/M <= e^{j eta} (module docstring)."""
+def _log_grid_lower(
+    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None
+) -> tuple[int, list[Ball]]:
+    """Step (iii) lower: sweep atoms into groups with mean of S/M <= e^{j eta} (module docstring).
+
+    With ``l_min`` (schemes 2 and 3) the grid starts at max(l_min, lowest atom), so every atom
+    below its first point g_0 joins the first group (whose mean the sweep keeps <= g_0) instead
+    of being dropped."""
+    if not s:  # no atom kept: nothing on the grid (TV >= 0)
+        return 0, []
     values = [(i_min + n) * h / m for n in range(len(s))]
-    j_lo = math.floor(math.log(max(values[0], 1e-300)) / eta)
-    j_hi = math.floor(math.log(values[-1]) / eta) + 1
+    floor_v = values[0] if l_min is None else max(values[0], l_min)
+    j_lo = math.floor(math.log(max(floor_v, 1e-300)) / eta)
+    j_hi = max(math.floor(math.log(max(values[-1], 1e-300)) / eta) + 1, j_lo)
     g = _grid_points(eta, j_lo, j_hi)
     r = [to_ball(0) for _ in g]
     hm = to_ball(h) / m
     n = 0
-    rest = s[0] if s else to_ball(0)  # unassigned mass of atom n
+    rest = s[0]  # unassigned mass of atom n
     for idx, gj in enumerate(g):
         w_sum, d_sum = to_ball(0), to_ball(0)  # weight and sum of w (v - g_j): group mean <= g_j iff d_sum <= 0
         while n < len(s):
@@ -455,7 +546,7 @@ def _combine(j_lo: int, r: list[Ball], e: int, eta: float) -> tuple[Ball, Ball, 
         total += x
     kept = total**e
     k_lo = e * j_lo
-    if k_lo >= 0:
+    if k_lo >= 0 or not r:
         return to_ball(0), to_ball(0), kept
     off, b, dropped = power_pruned(r, e, -k_lo, PRUNE_FLOOR)  # b[i]: mass at k = k_lo + off + i < 0
     acc = to_ball(0)
@@ -469,11 +560,16 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
 
     Contract: side="upper": TV <= bound.upper; side="lower": TV >= bound.lower. Proof: module
     docstring (seed 003 Lemma C.5 for the upper side; post-processing for the lower side).
-    Every dropped mass is accounted for (``lost``). Raises PrecisionExhausted when a grid
-    comparison cannot be decided at ``grid.prec`` bits.
+    Every dropped mass is accounted for (``lost``; schemes 2 and 3 count there, on the upper
+    side, the part of the atoms below the log grid that is split onto L = 0). Any valid grid gives
+    a sound bound, possibly trivial (upper 1, lower 0) when no atom is kept. Raises
+    PrecisionExhausted when a grid comparison cannot be decided at ``grid.prec`` bits, and
+    InvalidArgument when l_max M/h exceeds MAX_POINTS (refused before any work).
     """
     if side not in ("upper", "lower"):
         raise InvalidArgument(f"side={side} must be upper or lower")
+    if grid.l_max * pair.steps / grid.h > MAX_POINTS:
+        raise invalid("l_max", grid.l_max, f"gives more than {MAX_POINTS} epoch-sum atoms l_max M/h at M={pair.steps}")
     start = time.perf_counter()
     note = progress or (lambda what, frac: None)
     with workprec(grid.prec):
@@ -483,14 +579,16 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
         if side == "upper":
             p = _step_masses_upper(t, grid.h, grid.cap) if grid.scheme == 1 else _step_masses_upper2(t, tf, grid)
         else:
-            p = _step_masses_lower(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme >= 2 else 0.0, grid.scheme)
+            top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
+            p = _step_masses_lower(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme >= 2 else 0.0, grid.scheme, top)
         note("epoch sum", 0.3)
         i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side, tf)
         note("log grid", 0.7)
+        l_min = None if grid.scheme == 1 else grid.l_min  # scheme 1: bit for bit as written
         if side == "upper":
-            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta)
+            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min)
         else:
-            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta)
+            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min)
         note("epochs", 0.85)
         a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta)
         lost = 1 - kept
@@ -517,7 +615,8 @@ def auto_grid(
     side's (measured at M = 100, E = 10: 1.26e-8 against 2.67e-8 predicted). h and eta are rounded down to powers of two
     (exact dyadic). cap and l_max come from tv_numeric.clamp_plan at this slack; tail cells
     widen with P(Y > a) w^2 <= tail_k h^2, tail_k = slack M sqrt(E v) / (100 E) (v the variance
-    of one epoch's ratio). The kept range of an epoch value starts at max(2^-8, 1 - 9 sd).
+    of one epoch's ratio). The log grid starts at l_min = max(2^-8, 1 - 9 sd) (the atoms below it
+    are kept: module docstring, "Atoms below l_min").
 
     Contract: a valid LatticeGrid (soundness never depends on the choice; only tightness).
     """
@@ -541,3 +640,42 @@ def auto_grid(
     return LatticeGrid(
         h=h, cap=cap, l_min=l_min, l_max=l_max, eta=eta, prec=prec, scheme=3, tail_k=tail_k, coarsen=COARSEN_BETA
     )
+
+
+def longest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> int:
+    """Length of the longest polynomial product that :func:`tv_bound` forms in its epoch sum
+    (step ii) on ``grid``: the driver of its time and memory (about 0.35 KB per coefficient at
+    128 bits). A float work estimate for the verifier's limits, not a certified quantity.
+
+    Contract: every product of step (ii) has at most this many coefficients. Schemes 1 and 2
+    multiply partial sums truncated at top = l_max M / h (or the step lattice, if longer): at most
+    2 (max(top, cap/h) + 1). Scheme 3 multiplies fine parts cut at split(M) / h
+    (_two_scale_plan) and coarse parts of at most top / 2^gap + 1 points.
+    """
+    top = math.floor(grid.l_max * steps / grid.h) + 1
+    cells = round(grid.cap / grid.h) + 1
+    if grid.scheme != 3:
+        return 2 * max(top, cells)
+    gap, split = _two_scale_plan(1 / float(sigma), grid.h, side)
+    fine = min(math.ceil(split(steps)) + 1, top)
+    coarse = max(top, cells) // (1 << gap) + 2
+    return 2 * max(fine, coarse)
+
+
+def step_cells(sigma: float, grid: LatticeGrid, limit: int) -> int:
+    """Number of cells of the step lattice (step i) on ``grid``, counted up to ``limit + 1``: cap/h
+    for scheme 1, fewer for schemes 2 and 3 whose tail cells widen (:func:`_cell_steps`). A float
+    work estimate for the verifier's limits, not a certified quantity.
+
+    Contract: min(limit + 1, the number of cells of the upper side's partition); the lower side's
+    partition widens by the same rule from nearby starts, so its count is about the same.
+    """
+    k_max = round(grid.cap / grid.h)
+    if grid.scheme == 1 or grid.tail_k <= 0:
+        return min(k_max, limit + 1)
+    tf = 1 / float(sigma)
+    count = ka = 0
+    while ka < k_max and count <= limit:
+        ka = min(k_max, ka + _cell_steps(_y_above(ka * grid.h, tf), grid.tail_k))
+        count += 1
+    return count

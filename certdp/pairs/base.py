@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from certdp.enclose import Ball, current_prec, to_ball
 from certdp.errors import Unsupported, invalid
-from certdp.pairs.params import decimal_str
+from certdp.pairs.params import exact_str
 
 
 @dataclass(frozen=True)
@@ -133,7 +133,7 @@ class PrivacyPair(abc.ABC):
         out: dict[str, str] = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            out[f.name] = decimal_str(v) if isinstance(v, Fraction) else str(v)
+            out[f.name] = exact_str(v) if isinstance(v, Fraction) else str(v)
         return out
 
     def describe(self) -> str:

@@ -10,7 +10,7 @@ import math
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
-from certdp.errors import fmt_value, invalid
+from certdp.errors import InvalidArgument, fmt_value, invalid
 
 Number = int | float | str | Fraction | Decimal
 
@@ -92,22 +92,67 @@ def integer(name: str, value: Number, *, ge: int | None = None) -> int:
     return n
 
 
-def decimal_str(v: Fraction) -> str:
-    """Exact, canonical text of a rational: a finite decimal when one exists, else ``p/q``.
+#: Most digits :func:`decimal_str` prints (integer and fractional digits together, a leading 0
+#: included). Enough for the exact value of every binary64 float (at most 1074 fractional or 309
+#: integer digits) and below CPython's 4300-digit int-to-str limit; anything longer is an absurd
+#: parameter, not a value to print.
+MAX_DECIMAL_DIGITS = 4096
 
-    Contract: Fraction(decimal_str(v)) == v.
+
+def _shown(v: Fraction) -> str:
+    """``v`` for an error message, without printing thousands of digits (or hitting int-to-str limits)."""
+    if max(v.numerator.bit_length(), v.denominator.bit_length()) <= 200:
+        return str(v)
+    return f"<rational with {v.numerator.bit_length()}-bit numerator, {v.denominator.bit_length()}-bit denominator>"
+
+
+def decimal_str(v: Fraction | int, name: str = "value") -> str:
+    """Exact decimal text of a rational whose denominator has no prime factor but 2 and 5.
+
+    Plain digits, no exponent, no trailing zeros (``0.5``, ``-12``, ``0.000001``), so it matches the
+    certificate schema's decimal pattern. A rational with another prime in its denominator (1/3) has
+    no finite decimal expansion and one longer than MAX_DECIMAL_DIGITS digits is absurd: both raise
+    InvalidArgument (never rounded: certificates record parameters with this function).
+
+    Contract: Fraction(decimal_str(v)) == v exactly, or InvalidArgument ``name=v ...``.
     """
+    v = Fraction(v)
     den = v.denominator
-    d2 = d5 = 0
-    while den % 2 == 0:
-        den //= 2
-        d2 += 1
+    # Checked before the factor loop and the 10**k product, so a 2**100000 denominator costs nothing.
+    if den.bit_length() > 4 * MAX_DECIMAL_DIGITS:
+        raise invalid(name, _shown(v), f"must have at most {MAX_DECIMAL_DIGITS} decimal digits")
+    d2 = (den & -den).bit_length() - 1
+    den >>= d2
+    d5 = 0
     while den % 5 == 0:
         den //= 5
         d5 += 1
     if den != 1:
+        raise invalid(name, _shown(v), "has no finite decimal expansion (only 2, 5 may divide the denominator)")
+    frac_digits = max(d2, d5)
+    if frac_digits > MAX_DECIMAL_DIGITS:
+        raise invalid(name, _shown(v), f"must have at most {MAX_DECIMAL_DIGITS} decimal digits")
+    # |v| * 10**frac_digits is an integer: v = n / (2**d2 5**d5).
+    mag = abs(v.numerator) * 2 ** (frac_digits - d2) * 5 ** (frac_digits - d5)
+    # A bit-length bound first: str() of an int past CPython's 4300-digit limit raises ValueError.
+    if mag.bit_length() > MAX_DECIMAL_DIGITS * 10 // 3:
+        raise invalid(name, _shown(v), f"must have at most {MAX_DECIMAL_DIGITS} decimal digits")
+    digits = str(mag).rjust(frac_digits + 1, "0")
+    if len(digits) > MAX_DECIMAL_DIGITS:
+        raise invalid(name, _shown(v), f"must have at most {MAX_DECIMAL_DIGITS} decimal digits")
+    head, tail = digits[: len(digits) - frac_digits], digits[len(digits) - frac_digits :].rstrip("0")
+    text = f"{head}.{tail}" if tail else head
+    return f"-{text}" if v < 0 else text
+
+
+def exact_str(v: Fraction | int) -> str:
+    """Exact text of a rational for display and JSON records: its finite decimal when it has one
+    (:func:`decimal_str`), else ``p/q`` (``1/3``). Certificates use decimal_str, which refuses p/q.
+
+    Contract: Fraction(exact_str(v)) == v exactly (an absurdly long value shows as p/q).
+    """
+    v = Fraction(v)
+    try:
+        return decimal_str(v)
+    except InvalidArgument:
         return f"{v.numerator}/{v.denominator}"
-    digits = max(d2, d5)
-    scaled = v * 10**digits
-    s = format(Decimal(int(scaled)).scaleb(-digits), "f")
-    return s

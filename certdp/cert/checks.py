@@ -1,0 +1,260 @@
+"""Exact reading of the checks of a certificate body, before anything is recomputed.
+
+The JSON Schema only says that fields exist and look like decimals. This module says what a
+check may MEAN (verifier defects found by review, issue 12):
+- the method must fit the quantity and the relation: a TV claim ``<=`` is proved only by the
+  lattice UPPER bound, ``>`` only by the lattice LOWER bound; epsilon only through RDP orders;
+- every number is read exactly (Fraction), within certdp.cert.limits, and grid values must be
+  exact binary64 numbers with the shape the lattice construction needs (h and eta powers of
+  two, cap a multiple of h, 0 < l_min < 1 < l_max);
+- the claim holds ``<=`` and the refutation ``>``, for the same mechanism, parameters,
+  quantity, threshold and delta, at sigma exactly one ``step`` below the claim's sigma.
+
+Nothing here computes an enclosure: it returns typed, validated specs that verify.py recomputes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from certdp.cert import limits as L
+from certdp.errors import CertificateInvalid
+
+_DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
+_COUNT = re.compile(r"^[1-9][0-9]{0,15}$")
+TV_SIDE = {"<=": "lattice-upper", ">": "lattice-lower"}
+
+
+def bad(where: str, message: str) -> CertificateInvalid:
+    """Contract: the one-line CertificateInvalid ``field WHERE: MESSAGE``."""
+    return CertificateInvalid(f"field {where}: {message}")
+
+
+def decimal(where: str, text: object) -> Fraction:
+    """Exact value of a decimal string, within the length and exponent limits.
+
+    Contract: Fraction(text) exactly; CertificateInvalid if not a decimal string, LimitExceeded
+    if longer than MAX_DECIMAL_CHARS or with |exponent| > MAX_DECIMAL_EXPONENT.
+    """
+    if isinstance(text, str) and len(text) > L.MAX_DECIMAL_CHARS:
+        raise L.refuse(f"{where} (length)", len(text), f"of {L.MAX_DECIMAL_CHARS} characters")
+    if not isinstance(text, str) or not _DECIMAL.fullmatch(text):
+        raise bad(where, f"{str(text)[:40]!r} is not a decimal string")
+    exponent = text.lower().partition("e")[2]
+    if exponent and (len(exponent.lstrip("+-")) > 3 or abs(int(exponent)) > L.MAX_DECIMAL_EXPONENT):
+        raise L.refuse(f"{where} (exponent)", exponent, f"|e| <= {L.MAX_DECIMAL_EXPONENT}")
+    return Fraction(text)
+
+
+def count(where: str, text: object, limit: int) -> int:
+    """Contract: a positive integer written without sign, zeros or fraction, <= limit."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)
+    if not isinstance(text, str) or not _COUNT.fullmatch(text):
+        raise bad(where, f"{str(text)[:40]!r} must be a positive integer")
+    value = int(text)
+    L.at_most(where, value, limit)
+    return value
+
+
+def _in_range(where: str, value: Fraction, lo: Fraction, hi: Fraction, lo_open: bool = False) -> Fraction:
+    if (value <= lo if lo_open else value < lo) or value > hi:
+        raise bad(where, f"{value} must be in {'(' if lo_open else '['}{lo}, {hi}]")
+    return value
+
+
+def _binary64(where: str, value: Fraction) -> float:
+    """The float equal to ``value``; refuses values that no binary64 number equals exactly."""
+    as_float = float(value)
+    if not math.isfinite(as_float) or Fraction(as_float) != value:
+        raise bad(where, f"{value} is not an exact binary64 number (grid values must be)")
+    return as_float
+
+
+def _power_of_two(where: str, value: Fraction) -> float:
+    num, den = value.numerator, value.denominator
+    if num <= 0 or num & (num - 1) or den & (den - 1) or (num != 1 and den != 1):
+        raise bad(where, f"{value} must be a power of two (exact lattice points)")
+    if value < L.MIN_GRID_SPACING or value > 1:
+        raise bad(where, f"{value} must be in [2^-40, 1]")
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A validated mechanism: name, exact parameters and (subsampled Gaussian) compositions."""
+
+    name: str
+    params: dict[str, Any]
+    steps: int
+
+    def same_except_sigma(self, other: Mechanism) -> bool:
+        """Contract: True iff the two mechanisms differ at most in sigma."""
+        mine = {k: v for k, v in self.params.items() if k != "sigma"}
+        theirs = {k: v for k, v in other.params.items() if k != "sigma"}
+        return (self.name, self.steps, mine) == (other.name, other.steps, theirs)
+
+
+def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
+    """Contract: exact, range-checked parameters of a random-allocation or subsampled-gaussian
+    mechanism; unknown, missing or extra parameters are CertificateInvalid."""
+    name, params = mech["name"], mech["params"]
+    want = {"random-allocation": {"steps", "epochs", "sigma"}, "subsampled-gaussian": {"q", "sigma", "direction"}}[name]
+    if set(params) != want:
+        raise bad(f"{where}/params", f"keys {sorted(params)} must be exactly {sorted(want)} for {name}")
+    sigma = _in_range(
+        f"{where}/params/sigma", decimal(f"{where}/params/sigma", params["sigma"]), L.MIN_SIGMA, L.MAX_SIGMA
+    )
+    if name == "random-allocation":
+        if "steps" in mech:
+            raise bad(f"{where}/steps", "random-allocation gives its steps in params")
+        steps = count(f"{where}/params/steps", params["steps"], L.MAX_RA_STEPS)
+        epochs = count(f"{where}/params/epochs", params["epochs"], L.MAX_RA_EPOCHS)
+        return Mechanism(name, {"steps": steps, "epochs": epochs, "sigma": sigma}, 1)
+    q = _in_range(f"{where}/params/q", decimal(f"{where}/params/q", params["q"]), Fraction(0), Fraction(1), True)
+    if params["direction"] not in ("remove", "add", "both"):
+        raise bad(f"{where}/params/direction", f"{params['direction']!r} must be remove, add or both")
+    steps = count(f"{where}/steps", mech.get("steps", 1), L.MAX_SG_STEPS)
+    return Mechanism(name, {"q": q, "sigma": sigma, "direction": params["direction"]}, steps)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A validated check: what to recompute (mechanism, method, grid or orders) and what it proves."""
+
+    mechanism: Mechanism
+    quantity: str
+    relation: str
+    threshold: Fraction
+    delta: Fraction | None
+    method: str
+    prec_bits: int
+    grid: dict[str, float] | None
+    orders: tuple[int, ...] | None
+
+
+def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: str) -> dict[str, float]:
+    exact = {k: decimal(f"{where}/{k}", v) for k, v in grid.items() if k != "scheme"}
+    out: dict[str, float] = {"h": _power_of_two(f"{where}/h", exact["h"])}
+    out["eta"] = _power_of_two(f"{where}/eta", exact["eta"])
+    for k in ("cap", "l_min", "l_max", "tail_k", "coarsen"):
+        if k in exact:
+            out[k] = _binary64(f"{where}/{k}", exact[k])
+    if not 0 < exact["l_min"] < 1 < exact["l_max"]:
+        raise bad(where, f"needs 0 < l_min < 1 < l_max, got l_min={exact['l_min']}, l_max={exact['l_max']}")
+    if not 0 < exact["cap"] <= L.MAX_CAP:
+        raise bad(f"{where}/cap", f"{exact['cap']} must be in (0, {L.MAX_CAP}]")
+    cells = exact["cap"] / exact["h"]
+    if cells.denominator != 1:
+        raise bad(f"{where}/cap", f"{exact['cap']} must be a multiple of h={exact['h']}")
+    for k in ("tail_k", "coarsen"):
+        if k in exact and not 0 <= exact[k] <= 1000:
+            raise bad(f"{where}/{k}", f"{exact[k]} must be in [0, 1000]")
+    scheme = grid.get("scheme", "1")
+    if scheme == "1" and ("tail_k" in exact or "coarsen" in exact):
+        raise bad(where, "scheme 1 grids have no tail_k or coarsen")
+    out["scheme"] = int(scheme)
+    m, e = mech.params["steps"], mech.params["epochs"]
+    L.at_most(f"{where} epoch-sum points l_max M/h", math.ceil(exact["l_max"] * m / exact["h"]), L.MAX_SUM_POINTS)
+    span = math.log(out["l_max"] / out["l_min"]) / out["eta"]
+    L.at_most(f"{where} log-grid points log(l_max/l_min)/eta", math.ceil(span), L.MAX_LOG_POINTS)
+    product = 2 * e * (math.ceil(-math.log(out["l_min"]) / out["eta"]) + 2)
+    L.at_most(f"{where} epoch-power product 2 E (log(1/l_min)/eta + 2)", product, L.MAX_POWER_PRODUCT)
+    L.at_most(f"{where} step lattice points cap/h", cells.numerator, L.MAX_STEP_POINTS)
+    from certdp.notions.tv_certified import LatticeGrid, longest_product, step_cells
+
+    grid_obj = LatticeGrid(**out, prec=prec)  # every field was checked exactly above
+    sigma = float(mech.params["sigma"])
+    L.at_most(f"{where} step cells", step_cells(sigma, grid_obj, L.MAX_STEP_CELLS), L.MAX_STEP_CELLS)
+    L.at_most(f"{where} epoch-sum product", longest_product(m, sigma, grid_obj, side), L.MAX_PRODUCT)
+    return out
+
+
+def _orders(where: str, orders: list[int], prec: int) -> tuple[int, ...]:
+    if any(type(a) is not int for a in orders):  # 2.0 canonicalizes like 2 but is not an order
+        raise bad(where, "orders must be JSON integers (no fraction part)")
+    L.at_most(f"{where} (count)", len(orders), L.MAX_ORDERS)
+    if any(not 2 <= a <= L.MAX_ORDER for a in orders):
+        raise L.refuse(f"{where} (largest)", max(orders), f"orders in [2, {L.MAX_ORDER}]")
+    if any(b <= a for a, b in itertools.pairwise(orders)):
+        raise bad(where, "orders must be strictly increasing (no repeats)")
+    # cost of the RDP recomputation: about (sum of orders) x (precision / 64); see limits.py
+    L.at_most(f"{where} work sum(orders) x prec/64", sum(orders) * max(prec, 64) // 64, 1 << 18)
+    return tuple(orders)
+
+
+def check(where: str, raw: dict[str, Any]) -> Check:
+    """Validate one check (claim or refutation) exactly, before any recomputation.
+
+    Contract: returns only if the method fits the quantity, the mechanism and the relation (TV:
+    ``<=`` by lattice-upper, ``>`` by lattice-lower; epsilon: rdp-orders with a delta), every
+    number is exact and within certdp.cert.limits and the grid has the shape the lattice bound
+    of certdp.notions.tv_certified needs; raises CertificateInvalid or LimitExceeded otherwise.
+    """
+    mech = mechanism(f"{where}/mechanism", raw["mechanism"])
+    method = raw["method"]
+    quantity, relation, name = raw["quantity"], raw["relation"], method["name"]
+    threshold = decimal(f"{where}/threshold", raw["threshold"])
+    prec = method["prec_bits"]
+    if type(prec) is not int:
+        raise bad(f"{where}/method/prec_bits", f"{prec} must be a JSON integer")
+    if quantity == "tv":
+        if mech.name != "random-allocation" or name not in TV_SIDE.values():
+            raise bad(f"{where}/method/name", f"tv of {mech.name} cannot be proved by {name}")
+        if TV_SIDE[relation] != name:
+            side = "an upper" if relation == "<=" else "a lower"
+            raise bad(f"{where}/method/name", f"{relation} needs {side} bound ({TV_SIDE[relation]}), not {name}")
+        if "grid" not in method or "orders" in method or "delta" in raw:
+            raise bad(f"{where}/method", f"{name} takes a grid (no orders, no delta)")
+        _in_range(f"{where}/threshold", threshold, Fraction(0), Fraction(1), True)
+        L.at_most(f"{where}/method/prec_bits", prec, L.MAX_LATTICE_PREC)
+        grid = _grid(f"{where}/method/grid", method["grid"], mech, prec, "upper" if relation == "<=" else "lower")
+        return Check(mech, quantity, relation, threshold, None, name, prec, grid, None)
+    if mech.name != "subsampled-gaussian" or name != "rdp-orders":
+        raise bad(f"{where}/method/name", f"epsilon of {mech.name} cannot be proved by {name}")
+    if "orders" not in method or "grid" in method or "delta" not in raw:
+        raise bad(f"{where}/method", "rdp-orders takes orders and a delta (no grid)")
+    delta = _in_range(f"{where}/delta", decimal(f"{where}/delta", raw["delta"]), Fraction(0), Fraction(1), True)
+    if delta == 1:
+        raise bad(f"{where}/delta", "1 must be < 1")
+    _in_range(f"{where}/threshold", threshold, Fraction(0), Fraction(10**6), True)
+    L.at_most(f"{where}/method/prec_bits", prec, L.MAX_RDP_PREC)
+    orders = _orders(f"{where}/method/orders", method["orders"], prec)
+    return Check(mech, quantity, relation, threshold, delta, name, prec, None, orders)
+
+
+def claim_and_refutation(body: dict[str, Any]) -> tuple[Check, Check | None, Fraction]:
+    """Validate the body's claim, refutation and step together.
+
+    Contract: the claim is a ``<=`` check and the refutation (if any) a ``>`` check of the same
+    mechanism (all parameters but sigma equal), quantity, threshold, delta and (RDP) orders, at
+    sigma = claim sigma - step exactly, with MIN_STEP <= step <= MAX_STEP (1e-12 and 1/10, the range calibrate accepts).
+    """
+    if body["claim"]["relation"] != "<=":
+        raise bad("body/claim/relation", f"{body['claim']['relation']} is a refutation's relation; a claim holds <=")
+    claim = check("body/claim", body["claim"])
+    step = decimal("body/step", body["step"])
+    sigma = claim.mechanism.params["sigma"]
+    if not L.MIN_STEP <= step <= L.MAX_STEP:
+        raise bad("body/step", f"{step} must be in [{L.MIN_STEP}, {L.MAX_STEP}]")
+    if body["refutation"] is None:
+        return claim, None, step
+    if body["refutation"]["relation"] != ">":
+        raise bad("body/refutation/relation", f"{body['refutation']['relation']} cannot refute; a refutation holds >")
+    ref = check("body/refutation", body["refutation"])
+    if not ref.mechanism.same_except_sigma(claim.mechanism):
+        raise bad("body/refutation/mechanism", "must be the claim's mechanism with the same parameters but sigma")
+    if ref.mechanism.params["sigma"] != sigma - step:
+        raise bad(
+            "body/refutation/mechanism/params/sigma",
+            f"{ref.mechanism.params['sigma']} must be the claim's sigma minus step = {sigma - step}",
+        )
+    for field in ("quantity", "threshold", "delta", "orders"):
+        if getattr(ref, field) != getattr(claim, field):
+            raise bad(f"body/refutation/{field}", f"{getattr(ref, field)} differs from the claim's")
+    return claim, ref, step

@@ -1,0 +1,85 @@
+"""Work limits of the certificate verifier, in one place (documented in docs/certificates.md).
+
+A certificate is untrusted input: anyone can write one without a key, and the verifier
+recomputes what it claims. So before any recomputation the verifier refuses a file outside
+these limits (certdp.errors.LimitExceeded, exit code 2). They are set so that no file within
+them makes ``certdp verify`` run much longer (~2x) or use much more memory (< 2 GiB) than the
+largest committed certificate (certificates/README.md gives the measured figures).
+
+Why each limit exists:
+- file size, nesting depth, integer digits, decimal length and exponent: parsing and exact
+  arithmetic on the parsed numbers stay cheap (a 1e999 exponent or a 100,000-digit integer
+  would not);
+- random allocation: the step lattice has cap/h cells (fewer when tail cells widen: a Python
+  loop), the epoch sum lives on l_max M / h lattice points, its longest polynomial product is
+  certdp.notions.tv_certified.longest_product, the log grid has log(l_max / l_min) / eta points
+  and the epoch power has at most E (log(1/l_min) / eta + 2) coefficients;
+- RDP orders: the cost of the subsampled-Gaussian RDP at integer order a grows like a times
+  the working precision, for each order.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from certdp.errors import LimitExceeded
+
+#: bytes read from a certificate file; a larger file (or an endless one, /dev/zero) is refused
+MAX_FILE_BYTES = 1 << 20
+#: nesting depth of JSON arrays and objects (format v1 needs 6)
+MAX_DEPTH = 16
+#: every JSON integer must be an exact binary64 integer (I-JSON, RFC 7493): |n| < 2^53
+MAX_ABS_INT = (1 << 53) - 1
+#: characters of a decimal string (exact binary64 grid values need about 60 significant digits)
+MAX_DECIMAL_CHARS = 200
+#: |exponent| of a decimal string written with e notation
+MAX_DECIMAL_EXPONENT = 40
+
+#: random allocation: steps M per epoch and epochs E
+MAX_RA_STEPS = 2000
+MAX_RA_EPOCHS = 1000
+#: random allocation: cells of the step lattice (one Python-level Arb evaluation each, and a
+#: float solve on the lower side), points of the epoch-sum lattice l_max M / h (Python-level
+#: loops of step iii), the longest polynomial product of the epoch sum and of the epoch power
+#: (about 0.35 KB of memory per coefficient at 128 bits), and log-grid points
+MAX_STEP_CELLS = 1 << 18
+MAX_SUM_POINTS = 1 << 22
+MAX_PRODUCT = 1 << 22
+MAX_LOG_POINTS = 1 << 18
+#: random allocation: lattice points cap/h of one step value (one ball each, whatever the cells;
+#: review found 2^24 of them took 3.8 GB) and the epoch power's product length (it is formed
+#: about 2 log2(E) times)
+MAX_STEP_POINTS = 1 << 21
+MAX_POWER_PRODUCT = 1 << 21
+#: random allocation: working precision of a lattice bound
+MAX_LATTICE_PREC = 128  # memory per coefficient grows with it; review: 256 bits doubled it
+#: random allocation: smallest h and eta (powers of two) and the largest cap
+MIN_GRID_SPACING = Fraction(1, 1 << 40)
+MAX_CAP = 10**6
+
+#: subsampled Gaussian: compositions, number of RDP orders, largest order
+MAX_SG_STEPS = 10**8
+MAX_ORDERS = 128
+MAX_ORDER = 2048
+#: precision of an RDP recomputation: start (recorded) and the verifier's ceiling
+MAX_RDP_PREC = 1024
+
+#: noise scale sigma, and the calibration step between claim and refutation
+MIN_SIGMA = Fraction(1, 1000)
+MAX_SIGMA = Fraction(10**4)
+MIN_STEP = Fraction(1, 10**12)
+MAX_STEP = Fraction(1, 10)  # as calibrate allows: a larger step would say little about sigma
+
+
+def refuse(field: str, value: object, limit: str) -> LimitExceeded:
+    """Contract: the one-line error ``field=value exceeds the verifier limit ...``."""
+    return LimitExceeded(f"{field}={value} exceeds the verifier limit {limit} (certdp.cert.limits)")
+
+
+def at_most(field: str, value: int | Fraction, limit: int | Fraction) -> None:
+    """Raise LimitExceeded unless ``value <= limit``.
+
+    Contract: returns only if value <= limit.
+    """
+    if not value <= limit:
+        raise refuse(field, value, f"<= {limit}")
