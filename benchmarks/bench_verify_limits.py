@@ -67,9 +67,9 @@ def corner_cases() -> list[tuple[str, dict]]:
 
 
 def _eta_for_product(e: int, l_min: float) -> float:
-    """The smallest power-of-two eta with E (log(1/l_min)/eta + 2) within MAX_PRODUCT."""
+    """The smallest power-of-two eta with E (log(1/l_min)/eta + 2) within MAX_POWER_PRODUCT."""
     eta = 1.0
-    while 2 * e * (math.ceil(-math.log(l_min) / (eta / 2)) + 2) <= L.MAX_PRODUCT:
+    while 2 * e * (math.ceil(-math.log(l_min) / (eta / 2)) + 2) <= L.MAX_POWER_PRODUCT:
         eta /= 2
     return eta
 

@@ -177,6 +177,52 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
         # review round 2: 2^24 step points (scheme 3, small sigma) took 3.8 GB; 256 bits doubled memory
         ("step_points_huge", _set("claim/method/grid/cap", "32768"), (2,), "5"),
         ("lattice_prec_256", _set("claim/method/prec_bits", 256), (2,), "5"),
+        # review round 2: a scheme-3 grid whose fine part spans the whole sum (3.89M) took 2.08 GB
+        (
+            "scheme3_product_limit",
+            _seq(
+                _set(
+                    "claim/method/grid",
+                    {
+                        "h": "0.0009765625",
+                        "cap": "2000",
+                        "l_min": "0.5",
+                        "l_max": "190",
+                        "eta": "0.0009765625",
+                        "scheme": "3",
+                        "tail_k": "64",
+                        "coarsen": "0",
+                    },
+                ),
+                _set("claim/mechanism/params/steps", "10"),
+                _set("claim/mechanism/params/sigma", "0.342"),
+                _set("refutation", None),
+            ),
+            (2,),
+            "5",
+        ),
+        # review round 2: a scheme-2 grid at a 4.1M-coefficient product took 3.1 GB
+        (
+            "scheme2_full_length_products",
+            _seq(
+                _set(
+                    "claim/method/grid",
+                    {
+                        "h": "0.0009765625",
+                        "cap": "2000",
+                        "l_min": "0.5",
+                        "l_max": "200",
+                        "eta": "0.0009765625",
+                        "scheme": "2",
+                        "tail_k": "0.0009765625",
+                    },
+                ),
+                _set("claim/mechanism/params/steps", "10"),
+                _set("refutation", None),
+            ),
+            (2,),
+            "5",
+        ),
         (
             "cap_many_cells",
             _set(

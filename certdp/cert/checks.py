@@ -171,7 +171,8 @@ def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: st
     grid_obj = LatticeGrid(**out, prec=prec)  # every field was checked exactly above
     sigma = float(mech.params["sigma"])
     L.at_most(f"{where} step cells", step_cells(sigma, grid_obj, L.MAX_STEP_CELLS), L.MAX_STEP_CELLS)
-    L.at_most(f"{where} epoch-sum product", longest_product(m, sigma, grid_obj, side), L.MAX_PRODUCT)
+    cap_product = L.MAX_PRODUCT if grid_obj.scheme == 3 else L.MAX_PRODUCT_FULL
+    L.at_most(f"{where} epoch-sum product", longest_product(m, sigma, grid_obj, side), cap_product)
     return out
 
 

@@ -44,7 +44,12 @@ MAX_RA_EPOCHS = 1000
 #: (about 0.35 KB of memory per coefficient at 128 bits), and log-grid points
 MAX_STEP_CELLS = 1 << 18
 MAX_SUM_POINTS = 1 << 22
-MAX_PRODUCT = 1 << 22
+#: measured (review round 2): a scheme-3 grid at an estimate of 3.89M peaked at 2.08 GB, and the
+#: committed M = 250, E = 10 certificate needs 3.68M (0.9 GB: its fine parts are pruned shorter)
+MAX_PRODUCT = 3_700_000
+#: schemes 1 and 2 form full-length products in every squaring (scheme 3 only in its fine bulk):
+#: review measured 3.1 GB at a 4.1M-coefficient estimate, so they get half the limit
+MAX_PRODUCT_FULL = 1 << 21
 MAX_LOG_POINTS = 1 << 18
 #: random allocation: lattice points cap/h of one step value (one ball each, whatever the cells;
 #: review found 2^24 of them took 3.8 GB) and the epoch power's product length (it is formed
