@@ -1,4 +1,4 @@
-"""Certified calibration of random allocation on seed 003's nine cells (lambda = 0.10).
+"""Certified calibration of random allocation on the nine cells of arXiv:2610.09651 (lambda = 0.10).
 
 Run: python benchmarks/bench_random_allocation.py [--cells M:E,...]
      python benchmarks/bench_random_allocation.py --from-certificates certificates/
@@ -6,7 +6,7 @@ Run: python benchmarks/bench_random_allocation.py [--cells M:E,...]
 
 Prints per cell, from one run on one core: certdp's certified sigma and its TV upper bound, the
 certified lower bound at sigma - 1e-6 (or why not), the time of the numeric exact-sigma search,
-the certification time (both sides) and the automatic grid, next to seed 003 Table 4's exact
+the certification time (both sides) and the automatic grid, next to arXiv:2610.09651 Table 4's exact
 sigma, bound and certify time (one side, hand-tuned grid, plus a first grid).
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from certdp.calibrate import calibrate_tv
 
-PAPER = {  # (M, E): (exact sigma, certified bound, certify s, first grid s) from seed 003 Table 4
+PAPER = {  # (M, E): (exact sigma, certified bound, certify s, first grid s) from arXiv:2610.09651 Table 4
     (100, 10): ("1.426215", "0.0999999543", 47, 23),
     (100, 20): ("1.907073", "0.0999999580", 36, 81),
     (100, 40): ("2.610518", "0.0999999743", 43, 345),

@@ -7,6 +7,8 @@ Messages are one line and name the parameter and its value, e.g. ``sigma=-1 must
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 
 class CertdpError(Exception):
     """Base class of every certdp error."""
@@ -45,11 +47,38 @@ class CertificateInvalid(CertdpError):
 def fmt_value(value: object) -> str:
     """Render a parameter value for an error message (``sigma=-1``, ``q=nan``).
 
-    Contract: integral floats print without a fraction; other values as str().
+    Contract: integral floats print without a fraction; blank strings as ``''``; other values as
+    str(), cut to at most MAX_SHOWN characters (a 5000-digit argument is named, not echoed).
     """
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    return str(value)
+    if isinstance(value, Fraction) and value.denominator != 1:
+        # a message names the value, it does not record it: the nearest float reads best (0.1, 1e-12)
+        digits = round((abs(value.numerator).bit_length() - value.denominator.bit_length()) * 0.30103)
+        try:
+            near = float(value)
+        except OverflowError:
+            return f"<rational of about 10^{digits}>"
+        return repr(near) if near != 0 else f"<rational of about 10^{digits}>"
+    if isinstance(value, Fraction):
+        value = value.numerator
+    if isinstance(value, str) and (not value.strip() or not value.isprintable()):
+        value = repr(value)  # '' or '1\n2': a message stays one visible line
+    text = str(value) if not isinstance(value, int) or value.bit_length() < 200 else _big_int(value)
+    if len(text) > MAX_SHOWN:
+        return f"{text[: MAX_SHOWN - 30]}...<{len(text)} characters>"
+    return text
+
+
+def _big_int(value: int) -> str:
+    try:
+        return f"{float(value):.6g}"
+    except OverflowError:
+        return f"<integer of about 10^{round(value.bit_length() * 0.30103)}>"
+
+
+#: Longest echo of an offending value in an error message.
+MAX_SHOWN = 80
 
 
 def invalid(name: str, value: object, requirement: str) -> InvalidArgument:

@@ -1,20 +1,43 @@
-"""Print id, statement, method, PASS/FAIL and time of every check; exit 1 on any FAIL."""
+"""Print every check, grouped by topic: id, PASS/FAIL, time, method, statement, and where the
+statement is derived (a section of docs/math.md) with its source; exit 1 on any FAIL."""
 
 import sys
 
 from proofs_checks import run_all
 
+HEADER = """\
+proofs_checks: sympy checks of the formulas certdp relies on (derivations in docs/math.md).
+Each check: its id (cited by certdp's docstrings), PASS or FAIL, the time, the method
+("symbolic": sympy proves the statement; "numeric fallback": evidence on a grid, not a proof),
+the statement, and below it the docs/math.md section that derives it and its source."""
+
+
+def _topic(module_name: str) -> str:
+    """First paragraph of the check module's docstring, on one line."""
+    doc = sys.modules[module_name].__doc__ or module_name
+    return " ".join(doc.strip().split("\n\n")[0].split())
+
 
 def main() -> int:
     outcomes = run_all()
     width = max(len(o.check.id) for o in outcomes)
+    print(HEADER)
+    topic = None
     for o in outcomes:
+        this = _topic(o.check.fn.__module__)
+        if this != topic:
+            topic = this
+            print(f"\n== {topic}")
         status = "PASS" if o.passed else "FAIL"
         print(f"{o.check.id:<{width}}  {status}  {o.seconds:6.2f}s  [{o.check.method}]  {o.check.statement}")
+        if o.check.where:
+            print(f"{'':<{width}}  see {o.check.where}")
         if o.error:
-            print(f"{'':<{width}}        {o.error}")
+            print(f"{'':<{width}}  error while checking: {o.error}")
+        elif not o.passed:
+            print(f"{'':<{width}}  not confirmed: the identity did not reduce to the claimed value")
     failed = sum(not o.passed for o in outcomes)
-    print(f"{len(outcomes) - failed} passed, {failed} failed")
+    print(f"\n{len(outcomes) - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -1,4 +1,4 @@
-"""Conversions (MATH.md section 3) and random-allocation closed forms (section 4)."""
+"""(eps, delta) from a CGF (docs/math.md §3); TV, chi-square and random allocation (§8, §9)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,11 @@ from proofs_checks.registry import check
 t, x, eps, delta, K = sp.symbols("t x epsilon delta K", positive=True)
 
 
-@check("ct_max", "c_t = t^t/(1+t)^{1+t} is the maximum over x of (1 - e^x) e^{t x} (critical point x = log(t/(1+t)))")
+@check(
+    "ct_max",
+    "c_t = t^t/(1+t)^{1+t} is the maximum over x of (1 - e^x) e^{t x} (critical point x = log(t/(1+t)))",
+    where="docs/math.md §3; arXiv:2610.02414 Lemma B.1",
+)
 def ct_max() -> bool:
     xr = sp.symbols("xr", real=True)  # the maximiser log(t/(1+t)) is negative
     g = (1 - sp.exp(xr)) * sp.exp(t * xr)
@@ -23,7 +27,9 @@ def ct_max() -> bool:
 
 
 @check(
-    "fr_equals_cks", "F_R(t) = (K + log c_t - log delta)/t equals the Balle et al. / CKS conversion at alpha = t + 1"
+    "fr_equals_cks",
+    "F_R(t) = (K + log c_t - log delta)/t equals the Balle et al. / CKS conversion at alpha = t + 1",
+    where="docs/math.md §3; Balle et al. 2020, Canonne-Kamath-Steinke 2020",
 )
 def fr_equals_cks() -> bool:
     a = t + 1
@@ -32,14 +38,22 @@ def fr_equals_cks() -> bool:
     return sp.simplify(sp.expand_log(fr - cks, force=True)) == 0
 
 
-@check("log_ct_convex", "log c_t = t log t - (1+t) log(1+t) is convex: second derivative 1/t - 1/(1+t) > 0")
+@check(
+    "log_ct_convex",
+    "log c_t = t log t - (1+t) log(1+t) is convex: second derivative 1/t - 1/(1+t) > 0",
+    where="docs/math.md §3",
+)
 def log_ct_convex() -> bool:
     h = t * sp.log(t) - (1 + t) * sp.log(1 + t)
     d2 = sp.simplify(sp.diff(h, t, 2))
     return sp.simplify(d2 - (1 / t - 1 / (1 + t))) == 0 and sp.simplify(d2 - 1 / (t * (1 + t))) == 0
 
 
-@check("ra_chi2_one_epoch", "Random allocation: chi^2 of one epoch = E L^2 - 1 = (e^{1/sigma^2} - 1)/M")
+@check(
+    "ra_chi2_one_epoch",
+    "Random allocation: chi^2 of one epoch = E L^2 - 1 = (e^{1/sigma^2} - 1)/M",
+    where="docs/math.md §9.2; arXiv:2610.09651 Prop. 3.1",
+)
 def ra_chi2_one_epoch() -> bool:
     M, sig = sp.symbols("M sigma", positive=True)
     ey2 = sp.exp(1 / sig**2)  # E Y^2 = e^{t^2}, E Y = 1, Y_j independent
@@ -47,7 +61,11 @@ def ra_chi2_one_epoch() -> bool:
     return sp.simplify(el2 - 1 - (sp.exp(1 / sig**2) - 1) / M) == 0
 
 
-@check("ra_sigma_closed_form", "Solving U(c_E) = lambda for sigma gives [ln(1 + M((1+c_lambda)^{1/E} - 1))]^{-1/2}")
+@check(
+    "ra_sigma_closed_form",
+    "Solving U(c_E) = lambda for sigma gives [ln(1 + M((1+c_lambda)^{1/E} - 1))]^{-1/2}",
+    where="docs/math.md §9.2; arXiv:2610.09651 Cor. 3.4",
+)
 def ra_sigma_closed_form() -> bool:
     M, E, c, _sig = sp.symbols("M E c sigma", positive=True)
     sigma_cf = 1 / sp.sqrt(sp.log(1 + M * ((1 + c) ** (1 / E) - 1)))
@@ -55,7 +73,11 @@ def ra_sigma_closed_form() -> bool:
     return sp.simplify(sp.powdenest(c_e, force=True) - c) == 0
 
 
-@check("ra_u_continuity", "U(c) = sqrt(c)/2 (c <= 1) and c/(1+c) (c >= 1) agree at c = 1 and U(c_lambda) = lambda")
+@check(
+    "ra_u_continuity",
+    "U(c) = sqrt(c)/2 (c <= 1) and c/(1+c) (c >= 1) agree at c = 1 and U(c_lambda) = lambda",
+    where="docs/math.md §8; arXiv:2610.09651 §3",
+)
 def ra_u_continuity() -> bool:
     lam = sp.symbols("lambda", positive=True)
     low = sp.sqrt(4 * lam**2) / 2
@@ -67,14 +89,18 @@ def ra_u_continuity() -> bool:
     )
 
 
-@check("ra_sqrt_pi_over_2", "The closed form over the exact TV tends to (s/2)/(s/sqrt(2 pi)) = sqrt(pi/2)")
+@check(
+    "ra_sqrt_pi_over_2",
+    "The closed form over the exact TV tends to (s/2)/(s/sqrt(2 pi)) = sqrt(pi/2)",
+    where="docs/math.md §9.4; arXiv:2610.09651 App. C.6",
+)
 def ra_sqrt_pi_over_2() -> bool:
     s = sp.symbols("s", positive=True)
     exact = 2 * (sp.erf(s / 2 / sp.sqrt(2)) + 1) / 2 - 1  # 2 Phi(s/2) - 1
     return sp.simplify(sp.limit((s / 2) / exact, s, 0) - sp.sqrt(sp.pi / 2)) == 0
 
 
-@check("rr_kl", "Randomized response with eps = t: KL = t tanh(t/2) (seed 001)")
+@check("rr_kl", "Randomized response with eps = t: KL = t tanh(t/2)", where="docs/math.md §7; arXiv:2611.01218")
 def rr_kl() -> bool:
     p = sp.exp(t) / (1 + sp.exp(t))
     kl = p * sp.log(p / (1 - p)) + (1 - p) * sp.log((1 - p) / p)
@@ -82,7 +108,11 @@ def rr_kl() -> bool:
     return sp.simplify(diff.rewrite(sp.exp)) == 0
 
 
-@check("ra_m1_identity", "Random allocation, M = 1: TV(N(0,1), N(a,1)) = 2 Phi(a/2) - 1 with a = t sqrt(E)")
+@check(
+    "ra_m1_identity",
+    "Random allocation, M = 1: TV(N(0,1), N(a,1)) = 2 Phi(a/2) - 1 with a = t sqrt(E)",
+    where="docs/math.md §9.4; arXiv:2610.09651 App. C.4",
+)
 def ra_m1_identity() -> bool:
     a, y = sp.symbols("a y", positive=True)
     phi = lambda u: sp.exp(-(u**2) / 2) / sp.sqrt(2 * sp.pi)  # noqa: E731
@@ -96,6 +126,7 @@ def ra_m1_identity() -> bool:
     "ra_c_e_bounds",
     "x <= c_E = (1 + x/E)^E - 1 <= e^x - 1 for x >= 0, E >= 1 (Bernoulli; log(1+u) <= u)",
     method="numeric fallback",
+    where="docs/math.md §9.2; arXiv:2610.09651 App. B.2",
 )
 def ra_c_e_bounds() -> bool:
     # sympy proves neither inequality outright; check a grid exactly in rationals at the lower
@@ -112,7 +143,11 @@ def ra_c_e_bounds() -> bool:
     return True
 
 
-@check("ra_product_epochs", "chi^2 over E independent epochs: 1 + c_E = E_Q[prod L_e^2] = (1 + x)^E, x = chi^2 of one")
+@check(
+    "ra_product_epochs",
+    "chi^2 over E independent epochs: 1 + c_E = E_Q[prod L_e^2] = (1 + x)^E, x = chi^2 of one",
+    where="docs/math.md §9.2; arXiv:2610.09651 §3",
+)
 def ra_product_epochs() -> bool:
     xs = sp.symbols("x", positive=True)
     ls = sp.symbols("l1:5", positive=True)  # E = 4 epochs, E_Q L_e^2 = 1 + x each, independent
@@ -124,6 +159,7 @@ def ra_product_epochs() -> bool:
     "ra_u_tight",
     "U(c) is attained: P = (1/2 + d, 1/2 - d) vs uniform has chi^2 = 4d^2 and TV = d = sqrt(c)/2; "
     "P = (1, 0) vs Q = (1/(1+c), c/(1+c)) has chi^2 = c and TV = c/(1+c)",
+    where="docs/math.md §8; arXiv:2610.09651 App. B.2",
 )
 def ra_u_tight() -> bool:
     d, c = sp.symbols("d c", positive=True)
@@ -144,6 +180,7 @@ def ra_u_tight() -> bool:
     "ra_gdp_limit",
     "GDP limit: log(1 + u) = u - u^2/2 + O(u^3) with E u = 0, Var u = v gives E log L = -v/2 + O(v^{3/2}) and "
     "Var log L = v + O(v^{3/2}); over E epochs mu^2 = E v = (E/M)(e^{1/sigma^2} - 1)",
+    where="docs/math.md §9.4; arXiv:2610.09651 Thm 3.5",
 )
 def ra_gdp_limit() -> bool:
     u, v, m, sg, e = sp.symbols("u v M sigma E", positive=True)
@@ -162,6 +199,7 @@ def ra_gdp_limit() -> bool:
     "ra_u_cauchy_schwarz",
     "TV <= sqrt(c)/2 since 2 TV = E_Q|L - 1| <= sqrt(E_Q (L - 1)^2) (Cauchy-Schwarz); on two-point pairs "
     "(p, 1-p) vs (q, 1-q): chi^2 = (p-q)^2/(q(1-q)) and 4 q(1-q) <= 1, so |p - q| <= sqrt(chi^2)/2",
+    where="docs/math.md §8; arXiv:2610.09651 App. B.2",
 )
 def ra_u_cauchy_schwarz() -> bool:
     p, q = sp.symbols("p q", positive=True)
@@ -175,6 +213,7 @@ def ra_u_cauchy_schwarz() -> bool:
     "ra_tpr_bound",
     "TPR <= a + sqrt(c a (1-a)) at FPR a: for a test A with Q(A) = a, P(A) - Q(A) = E_Q[(L - 1) 1_A] = "
     "E_Q[(L - 1)(1_A - a)] <= sqrt(c) sqrt(Var_Q 1_A) = sqrt(c a(1-a))",
+    where="docs/math.md §8; arXiv:2610.09651 Prop. B.2",
 )
 def ra_tpr_bound() -> bool:
     a = sp.symbols("a", positive=True)
@@ -186,6 +225,7 @@ def ra_tpr_bound() -> bool:
     "ra_solve_e_m",
     "c_E = (1 + x/M')^E - 1 = c_lambda solved for E gives ln(1+c_lambda)/ln(1+x_1), for M gives "
     "(e^{1/sigma^2} - 1)/((1+c_lambda)^{1/E} - 1), with x_1 = (e^{1/sigma^2} - 1)/M",
+    where="docs/math.md §9.2; arXiv:2610.09651 §3",
 )
 def ra_solve_e_m() -> bool:
     e, m, sg, c = sp.symbols("E M sigma c", positive=True)
@@ -201,6 +241,7 @@ def ra_solve_e_m() -> bool:
     "ra_pinsker_d2",
     "D_2 of E epochs = E ln(1 + x) = ln(1 + c_E); Pinsker TV <= sqrt(KL/2) <= sqrt(D_2/2) solved for sigma: "
     "sigma = [ln(1 + M expm1(2 lambda^2/E))]^{-1/2}",
+    where="docs/math.md §8 and §9.2; arXiv:2610.09651 App. B.2",
 )
 def ra_pinsker_d2() -> bool:
     e, m, sg, lam = sp.symbols("E M sigma lambda", positive=True)

@@ -1,4 +1,4 @@
-"""zCDP -> GDP (seed 001) and the GDP conversions (MATH.md section 3)."""
+"""Gaussian differential privacy (docs/math.md §6) and the zCDP -> GDP conversion (§7)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,11 @@ def dens(v: sp.Expr) -> sp.Expr:
     return sp.exp(-(v**2) / 2) / sp.sqrt(2 * sp.pi)
 
 
-@check("gdp_rr_kl", "KL of randomized response with eps = t (p = e^t/(1+e^t) vs 1-p) equals t tanh(t/2)")
+@check(
+    "gdp_rr_kl",
+    "KL of randomized response with eps = t (p = e^t/(1+e^t) vs 1-p) equals t tanh(t/2)",
+    where="docs/math.md §7; arXiv:2611.01218",
+)
 def gdp_rr_kl() -> bool:
     p = sp.exp(t) / (1 + sp.exp(t))
     kl = p * sp.log(p / (1 - p)) + (1 - p) * sp.log((1 - p) / p)
@@ -29,6 +33,7 @@ def gdp_rr_kl() -> bool:
 @check(
     "gdp_root_monotone",
     "g(t) = t tanh(t/2): g' = tanh(t/2) + (t/2) sech^2(t/2) (> 0 for t > 0), and g(t) = t - 2t/(e^t + 1)",
+    where="docs/math.md §7",
 )
 def gdp_root_monotone() -> bool:
     g = t * sp.tanh(t / 2)
@@ -40,6 +45,7 @@ def gdp_root_monotone() -> bool:
 @check(
     "gdp_corner_point",
     "RR trade-off corner a* = 1/(1+e^t) has f(a*) = a*; G_mu(a*) = a* at mu = 2 Phi^-1(1 - a*) = 2 Phi^-1(e^t/(1+e^t))",
+    where="docs/math.md §7; arXiv:2611.01218",
 )
 def gdp_corner_point() -> bool:
     a = 1 / (1 + sp.exp(t))
@@ -53,6 +59,7 @@ def gdp_corner_point() -> bool:
 @check(
     "gdp_inverse",
     "with p = Phi(mu/2): tanh(logit(p)/2) = 2p - 1 and logit(p) = 2 atanh(2p - 1), so rho = logit(p)(2p - 1)",
+    where="docs/math.md §7",
 )
 def gdp_inverse() -> bool:
     p = sp.symbols("p", positive=True)
@@ -65,6 +72,7 @@ def gdp_inverse() -> bool:
 @check(
     "gdp_asymptotics",
     "mu^2/rho -> pi as rho -> 0 and mu^2/rho -> 8 as rho -> inf (parametrised by z = mu/2: exact limits)",
+    where="docs/math.md §7; arXiv:2611.01218",
 )
 def gdp_asymptotics() -> bool:
     tz = sp.log(Phi(z)) - sp.log(sp.erfc(z / sp.sqrt(2)) / 2)
@@ -76,6 +84,7 @@ def gdp_asymptotics() -> bool:
     "gdp_convexity_formula",
     "rho(z) = t e, t = log(Phi(z)/Phi(-z)), e = 2Phi(z) - 1: t' = phi/(Phi Phi(-z)), t'' = t'(e t' - z), "
     "e'' = -2 z phi, and d^2(4 z^2)/d rho^2 = 8 (rho' - z rho'')/rho'^3",
+    where="docs/math.md §7; arXiv:2611.01218",
 )
 def gdp_convexity_formula() -> bool:
     tz = sp.log(Phi(z) / Phi(-z))
@@ -96,6 +105,7 @@ def gdp_convexity_formula() -> bool:
     "gdp_delta_formula",
     "N(mu,1) vs N(0,1): loss mu x - mu^2/2 exceeds eps iff x > eps/mu + mu/2, so "
     "delta(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2); delta(0) = 2 Phi(mu/2) - 1 = TV",
+    where="docs/math.md §6; Dong-Roth-Su 2022",
 )
 def gdp_delta_formula() -> bool:
     xs = sp.solve(sp.Eq(mu * x - mu**2 / 2, eps), x)
@@ -111,13 +121,17 @@ def gdp_delta_formula() -> bool:
     )
 
 
-@check("gdp_tv_tanh", "2 sigma(t) - 1 = tanh(t/2): the TV of mu(rho)-GDP equals tanh(t_rho/2)")
+@check("gdp_tv_tanh", "2 sigma(t) - 1 = tanh(t/2): the TV of mu(rho)-GDP equals tanh(t_rho/2)", where="docs/math.md §7")
 def gdp_tv_tanh() -> bool:
     s = 1 / (1 + sp.exp(-t))
     return sp.simplify((2 * s - 1 - sp.tanh(t / 2)).rewrite(sp.exp)) == 0
 
 
-@check("mills_ode", "Mills ratio Q = (1 - Phi)/phi satisfies Q' = x Q - 1, hence Q'' = Q + x Q'")
+@check(
+    "mills_ode",
+    "Mills ratio Q = (1 - Phi)/phi satisfies Q' = x Q - 1, hence Q'' = Q + x Q'",
+    where="docs/math.md §7 (Mills ratio)",
+)
 def mills_ode() -> bool:
     q = (1 - Phi(x)) / dens(x)
     first = sp.simplify(sp.diff(q, x) - (x * q - 1))
@@ -129,6 +143,7 @@ def mills_ode() -> bool:
     "br_garbling",
     "Bounded range: with w = (e^L - e^a)/(e^b - e^a) the kernel K(hi) = Q w/q, K(lo) = Q (1-w)/(1-q) maps "
     "the two-point pair (q, p = q e^b) to (Q, P = Q e^L), where q = (1 - e^a)/(e^b - e^a), 1 - p = (1 - q) e^a",
+    where="docs/math.md §7 (bounded range); arXiv:2611.01218",
 )
 def br_garbling() -> bool:
     a, b, ell = sp.symbols("a b ell", real=True)
@@ -144,6 +159,7 @@ def br_garbling() -> bool:
     "br_two_point_mu",
     "Two-point pair with corner (q, 1 - p): G_mu(q) = Phi(Phi^-1(1-q) - mu) = 1 - p exactly at "
     "mu = Phi^-1(p) - Phi^-1(q)",
+    where="docs/math.md §7 (bounded range); arXiv:2611.01218",
 )
 def br_two_point_mu() -> bool:
     u, v = sp.symbols("u v", real=True)  # u = Phi^-1(q), v = Phi^-1(p); Phi^-1(1 - q) = -u

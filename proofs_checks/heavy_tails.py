@@ -1,6 +1,7 @@
-"""Student-t and generalized Gaussian pairs (seed 000 section 4.4): the substitution, the loss range,
-the tail bounds and the rho tail bound of certdp.pairs.student_t / generalized_gaussian; and the
-curvature head bound of the rho search."""
+"""Student-t and generalized Gaussian noise (docs/math.md §4.4); the curvature bound of the rho search (§1).
+
+The substitution, the loss range, the tail bounds and the rho tail bound of certdp.pairs.student_t /
+generalized_gaussian; and the curvature head bound of the rho search."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ nu, s, w, c, u, A, X, y, k, a, beta, gam, eps, t = sp.symbols(
     "Student-t, x = sqrt(nu) tan(theta): f(x) dx = C cos^{nu-1} d theta with C = Gamma((nu+1)/2)/(sqrt(pi) "
     "Gamma(nu/2)) (normalised for nu = 1..6), and (nu + (x-s)^2)/(nu + x^2) = 1 - (s/sqrt nu) sin 2theta "
     "+ (s^2/nu) cos^2 theta",
+    where="docs/math.md §4.4; proof in certdp.pairs.student_t",
 )
 def student_t_substitution() -> bool:
     x = sp.sqrt(nu) * sp.tan(th)
@@ -44,6 +46,7 @@ def student_t_substitution() -> bool:
     "Student-t: D = 1 + w + w cos 2theta - sqrt(2w) sin 2theta (w = s^2/(2 nu)) ranges over "
     "[1 + w -+ sqrt(w^2 + 2w)], whose ends multiply to 1 and are e^{-+acosh(1 + w)}; so D_inf = "
     "(nu+1)/2 acosh(1 + s^2/(2 nu))",
+    where="docs/math.md §4.4; proof in certdp.pairs.student_t",
 )
 def student_t_dinf() -> bool:
     D = 1 - s / sp.sqrt(nu) * sp.sin(2 * th) + s**2 / nu * sp.cos(th) ** 2
@@ -63,6 +66,7 @@ def student_t_dinf() -> bool:
     "x^beta - (t+1) beta s x^{beta-1} - x^beta/2 = x^{beta-1}(x/2 - (t+1) beta s), "
     "int_X^inf e^{-X^{beta-1} x/(2 beta)} dx = 2 beta X^{1-beta} e^{-X^beta/(2 beta)}, "
     "k s/(a + s y) <= k/y, and int_0^inf e^{-x^beta/beta} dx = beta^{1/beta-1} Gamma(1/beta)",
+    where="docs/math.md §4.4; proof in certdp.pairs.generalized_gaussian",
 )
 def ggauss_tails() -> bool:
     yy = sp.symbols("yy", positive=True)
@@ -86,6 +90,7 @@ def ggauss_tails() -> bool:
     "Generalized Gaussian rho tail: A u^gamma - c u^{1+gamma} is maximal at u* = gamma A/((1+gamma) c) with "
     "value A u*^gamma/(1+gamma); with A = (1+gamma) s (1+c) this is s (1+c)^{1+gamma} (gamma s/c)^gamma; "
     "and int e^{-eps |y|^beta/beta} dy = eps^{-1/beta} int e^{-|y|^beta/beta} dy",
+    where="docs/math.md §4.4; proof in certdp.pairs.generalized_gaussian",
 )
 def ggauss_ratio_tail() -> bool:
     g = A * u**gam - c * u ** (1 + gam)
@@ -115,6 +120,7 @@ def ggauss_ratio_tail() -> bool:
     "tilted_curvature",
     "K'' = E_t[L^2] - E_t[L]^2 for K = log sum_i w_i e^{t l_i} (three atoms), E_t[(L-c)^2] - Var_t(L) = "
     "(E_t L - c)^2 >= 0, and d^2/dt^2 e^{t l}(l - c)^2 = l^2 e^{t l}(l - c)^2 >= 0 (N convex)",
+    where="docs/math.md §1 (property 5) and §2",
 )
 def tilted_curvature() -> bool:
     tt = sp.symbols("tt", real=True)

@@ -1,4 +1,4 @@
-"""Closed forms of the mechanisms (MATH.md section 2) checked with sympy."""
+"""CGFs of the mechanisms (docs/math.md §4) checked with sympy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,11 @@ def _normal(x_: sp.Expr, mean: sp.Expr, sd: sp.Expr) -> sp.Expr:
     return sp.exp(-((x_ - mean) ** 2) / (2 * sd**2)) / (sd * sp.sqrt(2 * sp.pi))
 
 
-@check("gaussian_cgf", "Gaussian: log int p(x-s)^{t+1} p(x)^{-t} dx = t(t+1) s^2/(2 sigma^2)")
+@check(
+    "gaussian_cgf",
+    "Gaussian: log int p(x-s)^{t+1} p(x)^{-t} dx = t(t+1) s^2/(2 sigma^2)",
+    where="docs/math.md §4.1; arXiv:2610.02414 Prop. 4.1",
+)
 def gaussian_cgf() -> bool:
     integrand = sp.simplify(_normal(x, s, sig) ** (t + 1) * _normal(x, 0, sig) ** (-t))
     val = sp.integrate(
@@ -23,7 +27,9 @@ def gaussian_cgf() -> bool:
 
 
 @check(
-    "gaussian_rho_gap", "Gaussian: K(t)/(t(t+1)) = s^2/(2 sigma^2) for all t, so rho = s^2/(2 sigma^2) and Gamma = 0"
+    "gaussian_rho_gap",
+    "Gaussian: K(t)/(t(t+1)) = s^2/(2 sigma^2) for all t, so rho = s^2/(2 sigma^2) and Gamma = 0",
+    where="docs/math.md §4.1; arXiv:2610.02414 Prop. 4.1",
 )
 def gaussian_rho_gap() -> bool:
     K = t * (t + 1) * s**2 / (2 * sig**2)
@@ -31,7 +37,11 @@ def gaussian_rho_gap() -> bool:
     return sp.simplify(K / (t * (t + 1)) - rho) == 0 and sp.simplify(rho * t * (t + 1) - K) == 0
 
 
-@check("laplace_cgf", "Laplace (scale 1): int p(x-s)^{t+1} p(x)^{-t} = (t+1)/(2t+1) e^{ts} + t/(2t+1) e^{-(t+1)s}")
+@check(
+    "laplace_cgf",
+    "Laplace (scale 1): int p(x-s)^{t+1} p(x)^{-t} = (t+1)/(2t+1) e^{ts} + t/(2t+1) e^{-(t+1)s}",
+    where="docs/math.md §4.2; arXiv:2610.02414 Prop. 4.1",
+)
 def laplace_cgf() -> bool:
     def f(region: str) -> sp.Expr:
         # |x - s| and |x| on the three pieces x < 0, 0 < x < s, x > s (s > 0)
@@ -47,7 +57,11 @@ def laplace_cgf() -> bool:
     return sp.simplify(total - target) == 0
 
 
-@check("laplace_kl", "Laplace: KL = lim_{t->0} K(t)/t = s + e^{-s} - 1, and the rho search's head limit equals it")
+@check(
+    "laplace_kl",
+    "Laplace: KL = lim_{t->0} K(t)/t = s + e^{-s} - 1, and the rho search's head limit equals it",
+    where="docs/math.md §4.2; arXiv:2610.02414 Prop. 4.1",
+)
 def laplace_kl() -> bool:
     K = sp.log((t + 1) / (2 * t + 1) * sp.exp(t * s) + t / (2 * t + 1) * sp.exp(-(t + 1) * s))
     kl = sp.limit(K / t, t, 0)
@@ -62,7 +76,11 @@ def _moment_w(k: int) -> sp.Expr:
     return sp.simplify(val.rewrite(sp.erf))
 
 
-@check("subsampled_k1", "Subsampled Gaussian: e^{K(1)} = E_Q[(1-q+qW)^2] = 1 + (e^{1/z^2} - 1) q^2")
+@check(
+    "subsampled_k1",
+    "Subsampled Gaussian: e^{K(1)} = E_Q[(1-q+qW)^2] = 1 + (e^{1/z^2} - 1) q^2",
+    where="docs/math.md §4.7; arXiv:2610.02414 Prop. 4.2",
+)
 def subsampled_k1() -> bool:
     m1, m2 = _moment_w(1), _moment_w(2)
     val = (1 - q) ** 2 + 2 * q * (1 - q) * m1 + q**2 * m2
@@ -72,6 +90,7 @@ def subsampled_k1() -> bool:
 @check(
     "subsampled_binomial",
     "Subsampled Gaussian at integer alpha: E_Q[W^k] = e^{k(k-1)/(2z^2)}, hence the binomial sum (k = 0..6)",
+    where="docs/math.md §4.7; arXiv:2610.02414 Prop. 4.2",
 )
 def subsampled_binomial() -> bool:
     for k in range(7):
@@ -80,7 +99,11 @@ def subsampled_binomial() -> bool:
     return True
 
 
-@check("discrete_laplace_sum", "Discrete Laplace: the loss atoms' expm1 form equals MATH.md's finite sum (r = 1..4)")
+@check(
+    "discrete_laplace_sum",
+    "Discrete Laplace: the loss atoms' expm1 form equals the finite sum of docs/math.md §4.5 (r = 1..4)",
+    where="docs/math.md §4.5; arXiv:2610.02414 Prop. 4.6",
+)
 def discrete_laplace_sum() -> bool:
     a = sp.symbols("a", positive=True)
     lam = sp.exp(-a)
@@ -105,6 +128,7 @@ def discrete_laplace_sum() -> bool:
     "discrete_gaussian_square",
     "Discrete Gaussian: (t+1)(z-r)^2 - t z^2 = (z - (t+1) r)^2 - t(t+1) r^2, so "
     "e^{K} = e^{r^2 t(t+1)/(2 sigma^2)} Theta((t+1) r)/Theta(0) = ... Theta(t r)/Theta(0) (integer r, period 1)",
+    where="docs/math.md §4.6; arXiv:2610.02414 Prop. 4.6",
 )
 def discrete_gaussian_square() -> bool:
     zz, r = sp.symbols("z r", real=True)

@@ -1,4 +1,5 @@
-"""Registry of checks: each has an id (cited by Contract lines), a statement and a method.
+"""Registry of checks: each has an id (cited by Contract lines), a statement, a method and ``where``:
+the section of docs/math.md that derives the statement, and its source when it comes from a paper.
 
 A check function returns True (proved / passed) or False. ``method`` is "symbolic" only when
 sympy proves the statement (simplify to 0, exact limits or integrals); a numeric fallback is
@@ -18,18 +19,21 @@ class Check:
     statement: str
     method: str
     fn: Callable[[], bool]
+    where: str = ""
 
 
 CHECKS: list[Check] = []
 
 
-def check(id: str, statement: str, method: str = "symbolic") -> Callable[[Callable[[], bool]], Callable[[], bool]]:
-    """Register a check under ``id`` (unique)."""
+def check(
+    id: str, statement: str, method: str = "symbolic", *, where: str = ""
+) -> Callable[[Callable[[], bool]], Callable[[], bool]]:
+    """Register a check under ``id`` (unique); ``where`` names the docs/math.md section and the source."""
 
     def wrap(fn: Callable[[], bool]) -> Callable[[], bool]:
         if any(c.id == id for c in CHECKS):
             raise ValueError(f"id={id} is registered twice")
-        CHECKS.append(Check(id, statement, method, fn))
+        CHECKS.append(Check(id, statement, method, fn, where))
         return fn
 
     return wrap

@@ -1,4 +1,4 @@
-"""zCDP -> GDP (seed 001) and the GDP conversions: widths, sharp bounds, limits, references."""
+"""zCDP -> GDP (arXiv:2611.01218) and the GDP conversions: widths, sharp bounds, limits, references."""
 
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ def test_cli_convert_paths(capsys: pytest.CaptureFixture[str]) -> None:
     [
         (["gdp", "--rho", "-1"], "rho=-1 must be > 0"),
         (["gdp", "--rho", "nan"], "rho=nan must be a finite number"),
-        (["convert", "--from", "gdp", "--to", "tv", "--value", "0"], "mu=0 must be > 0"),
+        (["convert", "--from", "gdp", "--to", "tv", "--value", "0"], "value=0 must be > 0"),
         (["convert", "--from", "zcdp", "--to", "eps-delta", "--value", "1"], "exactly one of --delta and --eps"),
         (["convert", "--from", "zcdp", "--to", "zcdp", "--value", "1"], "to=zcdp must differ"),
         (["convert", "--from", "gdp", "--to", "eps-delta", "--value", "1", "--delta", "2"], "delta=2 must be < 1"),

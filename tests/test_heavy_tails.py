@@ -1,5 +1,5 @@
 """Student-t and generalized Gaussian pairs (issue 5): loss range, rho by certified search, tail and
-curvature bounds, cumulants, and seed 000 section 4.4's quartic gap coefficients."""
+curvature bounds, cumulants, and the quartic gap coefficients of arXiv:2610.02414 §4.4."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def test_rho_search_contains_the_sampled_sup(mech: str, s: str) -> None:
 
 @pytest.mark.parametrize(("pair", "closed"), [("student-t", None), ("ggauss", None)])
 def test_rho_equals_kl_for_small_shifts(pair: str, closed: None) -> None:
-    """Seed 000 section 4.4: rho = E_P L for small shifts (Student-t: stated; generalized Gaussian:
+    """arXiv:2610.02414 §4.4: rho = E_P L for small shifts (Student-t: stated; generalized Gaussian:
     "zero to numerical precision"). Certified here: the sup sits at t -> 0 and the two
     enclosures overlap."""
     p = certdp.StudentT(6, "0.2") if pair == "student-t" else certdp.GeneralizedGaussian("1.5", "0.2")

@@ -68,3 +68,25 @@ def test_the_verifier_stays_small() -> None:
     mods = _imports(verify)
     assert not any(m.startswith(("certdp.calibrate", "certdp.cli", "certdp.adapters")) for m in mods)
     assert len(verify.read_text().splitlines()) < 200
+
+
+def test_product_files_cite_only_public_sources() -> None:
+    """The repository stands alone: product files cite docs/math.md and papers by arXiv id, never the
+    project's internal notes file or the internal names of the papers (seed numbers, their folder)."""
+    import re
+
+    root = PKG.parent
+    files = [root / "README.md"]
+    for folder in ("docs", "certdp", "proofs_checks", "benchmarks"):
+        files += sorted(p for p in (root / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    internal = re.compile(r"MATH[.]md|(?i:seed\s*0\d\d|seeds[/])")  # written so that it does not match itself
+    offenders = []
+    for path in files:
+        try:
+            text = path.read_text()
+        except UnicodeDecodeError:
+            continue
+        for n, line in enumerate(text.splitlines(), 1):
+            if internal.search(line):
+                offenders.append(f"{path.relative_to(root)}:{n}: {line.strip()}")
+    assert offenders == []

@@ -1,4 +1,4 @@
-"""Gaussian-mixture pair (seed 000 Prop. 4.1), the Prop. 4.3 allocation path and the gap's order in s."""
+"""Gaussian-mixture pair (arXiv:2610.02414 Prop. 4.1), the Prop. 4.3 allocation path and the gap's order in s."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from certdp.notions.allocation import allocation_gap
         ("laplace", 1, "0.193535993"),
     ],
 )
-def test_seed000_allocation_numbers(family: str, omega: int, seed_value: str) -> None:
+def test_paper_allocation_numbers(family: str, omega: int, seed_value: str) -> None:
     enc = allocation_gap(family, 8, "0.5", 1, omega, m=1)
     assert enc.width <= Fraction(1, 10**9)
     assert abs(enc.mid - Fraction(seed_value)) <= Fraction(5, 10**10)  # the seed prints 9 decimals
@@ -34,7 +34,7 @@ def test_seed000_allocation_numbers(family: str, omega: int, seed_value: str) ->
 
 def test_allocation_path_is_monotone_for_the_mixture() -> None:
     vals = [allocation_gap("gaussian-mixture", 8, "0.5", 1, w).mid for w in ("0", "0.25", "0.5", "0.75", "1")]
-    assert vals == sorted(vals, reverse=True)  # seed 000: concentrating lowers the mixture's gap
+    assert vals == sorted(vals, reverse=True)  # arXiv:2610.02414 §4.3: concentrating lowers the mixture's gap
 
 
 @given(st.decimals("0", "3", places=2), st.decimals("0.05", "2", places=2), st.decimals("0.1", "20", places=1))
@@ -59,13 +59,13 @@ def _slope(xs: list[float], ys: list[float]) -> float:
 def test_gap_log_log_slopes() -> None:
     shifts = ["0.001", "0.002", "0.004", "0.007", "0.01"]
     mixture = [float(gap(certdp.GaussianMixture(1, s), 1).mid) for s in shifts]
-    # Laplace: rho = KL (seed 000 Prop. 4.1, Harrison-Manurangsi); the certified search confirms it at
+    # Laplace: rho = KL (arXiv:2610.02414 Prop. 4.1, Harrison-Manurangsi); the certified search confirms it at
     # moderate s (test_notions) but is too slow to resolve the flat ratio to 1e-20 at s = 0.001
     laplace = [float(gap(certdp.Laplace(1, s), 1, rho=kl(certdp.Laplace(1, s))).mid) for s in shifts]
     gauss = [gap(certdp.Gaussian(1, s), 1) for s in shifts]
     xs = [float(s) for s in shifts]
-    assert abs(_slope(xs, mixture) - 2) < 0.005  # seed 000: 2.00
-    assert abs(_slope(xs, laplace) - 4) < 0.005  # seed 000: 4.00 (3.997 fitted)
+    assert abs(_slope(xs, mixture) - 2) < 0.005  # arXiv:2610.02414 §4.1: 2.00
+    assert abs(_slope(xs, laplace) - 4) < 0.005  # arXiv:2610.02414 §4.1: 4.00 (3.997 fitted)
     assert all(g.lower <= 0 <= g.upper for g in gauss)  # Gaussian: exactly zero
 
 

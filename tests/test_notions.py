@@ -135,7 +135,7 @@ def _mid_fraction(x) -> Fraction:
 
 
 def test_laplace_allocation_numbers_of_math_md() -> None:
-    """n = 8 releases, rho_sum = 1/2, t = 1: Gamma(1) summed over releases (seed 000 section 4.3)."""
+    """n = 8 releases, rho_sum = 1/2, t = 1: Gamma(1) summed over releases (arXiv:2610.02414 §4.3)."""
     s_uniform = _laplace_shift_for_rho(Fraction(1, 16))
     s_conc = _laplace_shift_for_rho(Fraction(1, 2))
     uniform = certdp.gap(certdp.Laplace(1, s_uniform), 1)
@@ -194,7 +194,7 @@ def test_laplace_eps_is_the_infimum(shift: str, n: int, delta: str) -> None:
     pair = certdp.compose(certdp.Laplace(1, shift), n)
     res = certdp.epsilon(pair, delta)
     # K itself is checked against quadrature in the contract suite; here the mpmath closed form
-    # (MATH.md section 2) keeps the reference fast, and the test is about the infimum over t.
+    # (docs/math.md §4) keeps the reference fast, and the test is about the infimum over t.
     with mp.workdps(50):
         s = mp.mpf(shift)
 

@@ -15,6 +15,7 @@ def test_ids_are_unique_and_statements_present() -> None:
     assert len(ids) == len(set(ids)) and all(c.statement for c in CHECKS)
     assert all(c.method in ("symbolic", "numeric fallback", "symbolic derivative + certified root") for c in CHECKS)
     assert len(CHECKS) >= 35
+    assert all(c.where.startswith("docs/math.md §") for c in CHECKS), [c.id for c in CHECKS if not c.where]
 
 
 @pytest.mark.parametrize("outcome", run_all(), ids=lambda o: o.check.id)
@@ -32,12 +33,12 @@ def test_wrong_variants_fail() -> None:
     """Three identities with a deliberately wrong claimed value: each check must say False."""
     import sympy as sp
 
-    from proofs_checks import seed000
+    from proofs_checks import information_gap as ig
 
-    t = seed000.t
-    assert seed000.example23_holds() and not seed000.example23_holds(d2_a=sp.Rational(265, 87))
-    assert seed000.ggauss_chi_holds() and not seed000.ggauss_chi_holds(chi1=sp.Rational(1, 6))
-    assert seed000.thm31_holds() and not seed000.thm31_holds(c3=-(t**2) * (t - 1) / 6)
+    t = ig.t
+    assert ig.example23_holds() and not ig.example23_holds(d2_a=sp.Rational(265, 87))
+    assert ig.ggauss_chi_holds() and not ig.ggauss_chi_holds(chi1=sp.Rational(1, 6))
+    assert ig.thm31_holds() and not ig.thm31_holds(c3=-(t**2) * (t - 1) / 6)
 
 
 def test_cited_ids_exist_and_closed_forms_cite_one() -> None:

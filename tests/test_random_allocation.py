@@ -1,4 +1,4 @@
-"""Random allocation (seed 003): RDP partition sums, certified closed forms, numeric TV checks."""
+"""Random allocation (arXiv:2610.09651): RDP partition sums, certified closed forms, numeric TV checks."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def test_gdp_limit_and_pinsker_variants_are_labelled_and_ordered() -> None:
     sig_gdp = cf.sigma_gdp_limit(100, 10, "0.1").mid
     sig_pinsker = cf.sigma_pinsker_d2(100, 10, "0.1").mid
     assert sig_gdp < sig_cf < sig_pinsker  # the limit needs least noise; Pinsker-D2 the most
-    assert 1.25 < float(sig_pinsker / sig_cf) < 1.39  # seed 003: 25.1% to 38.5% more noise
+    assert 1.25 < float(sig_pinsker / sig_cf) < 1.39  # arXiv:2610.09651 App. B.2: 25.1% to 38.5% more noise
     assert "NO finite-M guarantee" in (cf.gdp_limit_mu.__doc__ or "")
     pair = RandomAllocation(100, sig_cf, 10)
     assert cf.gdp_limit_tv(pair).upper < cf.tv_upper_closed_form(pair).lower

@@ -2,7 +2,7 @@
 
 Every valid LatticeGrid must give a sound bound: tv_bound(..., "upper").bound.upper >= TV and
 tv_bound(..., "lower").bound.lower <= TV. The references are independent of the lattice code:
-the M = 1 closed form TV = 2 Phi(t sqrt(E)/2) - 1 (MATH.md section 4) and, for M = 2, 3 and
+the M = 1 closed form TV = 2 Phi(t sqrt(E)/2) - 1 (docs/math.md §9.4) and, for M = 2, 3 and
 E = 1, mpmath quadrature at 50 digits of TV = E_Q (1 - S/M)_+ (see :func:`tv_quad`).
 """
 

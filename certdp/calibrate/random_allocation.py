@@ -1,4 +1,4 @@
-"""Certified sigma calibration of random allocation to a TV target (seed 003; issue 3 item 5)."""
+"""Certified sigma calibration of random allocation to a TV target (arXiv:2610.09651; docs/math.md §9)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, grid_work
 from certdp.enclose import Enclosure
-from certdp.errors import PrecisionExhausted
+from certdp.errors import LimitExceeded, PrecisionExhausted
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
 from certdp.notions.tv_closed_form import sigma_closed_form
 from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice
@@ -74,7 +75,17 @@ def _certify(
     """Try grids predicted to reach the numeric slack, refining up to MAX_REFINES times; None if it fails."""
     slack = abs(float(lam) - numeric.value)  # type: ignore[attr-defined]
     grid = auto_grid(pair, max(slack, 1e-12), ref=numeric, side=side)
-    for _ in range(MAX_REFINES + 1):
+    for attempt in range(MAX_REFINES + 1):
+        try:
+            grid_work(pair.steps, pair.epochs, float(pair.sigma), grid, side)
+        except LimitExceeded as exc:
+            if attempt == 0:  # not even the first grid is affordable: say which input asks for it
+                raise LimitExceeded(
+                    f"tv={exact_str(lam)} at sigma={exact_str(pair.sigma)} needs a {side}-side grid beyond the "
+                    f"work limits: {exc}"
+                ) from None
+            log.append({"sigma": exact_str(pair.sigma), "side": side, "grid": grid.to_dict(), "error": str(exc)})
+            return None
         try:
             res = tv_bound(pair, grid, side, progress)
         except PrecisionExhausted as exc:
@@ -106,10 +117,13 @@ def calibrate_tv(
 
     Contract: ``sigma`` has a certified TV upper bound <= tv (certdp.notions.tv_certified, upper
     side) and, when ``tv_lower_at_miss`` is set, sigma - step has a certified TV lower bound > tv,
-    so no smaller sigma on the lattice meets the target (TV is non-increasing in sigma, seed 003
-    App. C.4). The float search (exact sigma) only proposes; nothing it returns is trusted.
+    so no smaller sigma on the lattice meets the target (TV is non-increasing in sigma,
+    docs/math.md §9.5). The float search (exact sigma) only proposes; nothing it returns is trusted.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
+    # a calibration is written as a certificate; one the verifier refuses to recompute is useless
+    at_most("steps", m, MAX_RA_STEPS)
+    at_most("epochs", e, MAX_RA_EPOCHS)
     lam = real("tv", tv, gt=0, lt=1)
     st = real("step", step, gt=0, le=Fraction(1, 10))
     start = time.perf_counter()

@@ -4,13 +4,24 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
+from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA
 from certdp.enclose import Enclosure
+from certdp.errors import LimitExceeded, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, integer, real
+
+#: Orders on each side of the best one that the search probes (each order costs a quadrature for
+#: the add direction; the final claim and its refutation use every order).
+WINDOW = 3
+
+#: Largest sigma the search tries and the most steps it calibrates are the certificate verifier's
+#: limits, so that every calibration can be written as a certificate that an auditor will check.
+MAX_STEPS = MAX_SG_STEPS
 
 
 @dataclass(frozen=True)
@@ -37,34 +48,71 @@ def calibrate_epsilon(
     q: Number, steps: Number, eps: Number, delta: Number, step: Number = "1e-6", direction: str = "both"
 ) -> EpsCalibration:
     """Smallest sigma on the ``step`` lattice whose certified RDP epsilon (over the default integer
-    orders) is <= eps. Contract: eps_at_sigma.upper <= eps, and eps_at_miss.lower > eps when set.
+    orders) is <= eps. Raises LimitExceeded when steps > MAX_STEPS or when even sigma = MAX_SIGMA
+    misses the target (one certified probe, so the search never doubles without end).
+    Contract: eps_at_sigma.upper <= eps, and eps_at_miss.lower > eps when set.
     eps(sigma) is non-increasing in sigma (each Renyi divergence is), so bisection on the lattice
     index is exact; every probe is a certified evaluation.
     """
     qq = real("q", q, gt=0, le=1)
     n = integer("steps", steps, ge=1)
+    if n > MAX_STEPS:
+        raise LimitExceeded(f"steps={n} exceeds the calibration limit {MAX_STEPS} (certificates record at most that)")
     target = real("epsilon", eps, gt=0)
     d = real("delta", delta, gt=0, lt=1)
     st = real("step", step, gt=0, le=Fraction(1, 10))
     start = time.perf_counter()
     orders = tuple(DEFAULT_INTEGER_ORDERS)
 
-    def eps_at(k: int) -> Enclosure:
-        pair = compose(SubsampledGaussian(qq, k * st, direction), n)
-        return epsilon(pair, d, orders=orders).enclosure
+    window = list(orders)  # the orders the search probes with; re-centred on the best one as it goes
 
-    lo = max(1, math.floor(Fraction(1, 10) / st))  # sigma = 0.1 certainly fails any sane target
+    def eps_at(k: int, over: Sequence[int] = orders) -> Enclosure:
+        pair = compose(SubsampledGaussian(qq, k * st, direction), n)
+        res = epsilon(pair, d, orders=over)
+        best = orders.index(round(res.order))
+        window[:] = orders[max(0, best - WINDOW) : best + WINDOW + 1]
+        return res.enclosure
+
+    def meets(k: int, over: Sequence[int] = orders) -> bool:
+        return eps_at(k, over).upper <= target
+
+    def bisect(lo: int, hi: int, over: Sequence[int] | None) -> int:
+        # invariant: hi meets the target over the probed orders; lo fails (or is 0: no noise)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if meets(mid, window if over is None else over):
+                hi = mid
+            else:
+                lo = mid
+        return hi
+
+    top = math.floor(MAX_SIGMA / st)
+    if not meets(top):  # one probe refuses an unreachable target instead of doubling for ever
+        raise LimitExceeded(
+            f"epsilon={fmt_value(eps)} is not certified even at sigma={MAX_SIGMA} (the calibration limit) "
+            f"with q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}"
+        )
+    lo = max(1, math.floor(Fraction(1, 10) / st))  # sigma = 0.1: a start that fails most targets
     hi = lo
-    while not eps_at(hi).upper <= target:
-        lo, hi = hi, hi * 2
-    while hi - lo > 1:  # invariant: eps_at(hi).upper <= target; lo fails (or is the start)
-        mid = (lo + hi) // 2
-        if eps_at(mid).upper <= target:
-            hi = mid
-        else:
-            lo = mid
+    if meets(lo):
+        lo = 0  # sigma = 0 (no noise) fails every finite target: the bisection's failing end
+    else:
+        while not meets(hi):
+            lo, hi = hi, min(hi * 2, top)
+    # The search probes a window of orders around the current best one: the minimum over fewer
+    # orders is >= the minimum over all, so "meets" on the window implies "meets" on all, and hi
+    # stays a meeting sigma. Only the final pair is evaluated over all orders.
+    hi = bisect(lo, hi, None)
     at_sigma = eps_at(hi)
-    miss = eps_at(hi - 1)
+    while not at_sigma.upper <= target:  # a refinement may differ by rounding: step up, all orders
+        hi += 1
+        at_sigma = eps_at(hi)
+    miss = eps_at(hi - 1) if hi > 1 else None  # sigma - step = 0 is no mechanism: nothing to refute
+    if miss is not None and miss.upper <= target:
+        # the window missed the best order below hi: finish the search over all orders
+        hi = bisect(0, hi - 1, orders)
+        at_sigma = eps_at(hi)
+        miss = eps_at(hi - 1) if hi > 1 else None
     return EpsCalibration(
         qq,
         n,
@@ -76,6 +124,6 @@ def calibrate_epsilon(
         hi * st,
         at_sigma,
         (hi - 1) * st,
-        miss if miss.lower > target else None,
+        miss if miss is not None and miss.lower > target else None,
         time.perf_counter() - start,
     )

@@ -161,18 +161,11 @@ def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: st
     out["scheme"] = int(scheme)
     m, e = mech.params["steps"], mech.params["epochs"]
     L.at_most(f"{where} epoch-sum points l_max M/h", math.ceil(exact["l_max"] * m / exact["h"]), L.MAX_SUM_POINTS)
-    span = math.log(out["l_max"] / out["l_min"]) / out["eta"]
-    L.at_most(f"{where} log-grid points log(l_max/l_min)/eta", math.ceil(span), L.MAX_LOG_POINTS)
-    product = 2 * e * (math.ceil(-math.log(out["l_min"]) / out["eta"]) + 2)
-    L.at_most(f"{where} epoch-power product 2 E (log(1/l_min)/eta + 2)", product, L.MAX_POWER_PRODUCT)
     L.at_most(f"{where} step lattice points cap/h", cells.numerator, L.MAX_STEP_POINTS)
-    from certdp.notions.tv_certified import LatticeGrid, longest_product, step_cells
+    from certdp.notions.tv_certified import LatticeGrid
 
     grid_obj = LatticeGrid(**out, prec=prec)  # every field was checked exactly above
-    sigma = float(mech.params["sigma"])
-    L.at_most(f"{where} step cells", step_cells(sigma, grid_obj, L.MAX_STEP_CELLS), L.MAX_STEP_CELLS)
-    cap_product = L.MAX_PRODUCT if grid_obj.scheme == 3 else L.MAX_PRODUCT_FULL
-    L.at_most(f"{where} epoch-sum product", longest_product(m, sigma, grid_obj, side), cap_product)
+    L.grid_work(m, e, float(mech.params["sigma"]), grid_obj, side, where)
     return out
 
 

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from certdp.cert.strict_json import read_capped
-from certdp.errors import CertificateInvalid, InvalidArgument
+from certdp.errors import CertificateInvalid, InvalidArgument, fmt_value
 
 
 def canonical_bytes(body: dict[str, Any]) -> bytes:
@@ -58,18 +58,23 @@ def keygen(out: Path) -> tuple[Path, Path]:
     # out.pub there also finds out and reports the usual "out exists" (not a confusing .pub message).
     pub_taken = os.path.lexists(pub)
     if os.path.lexists(out):
-        raise InvalidArgument(f"out={out} already exists: refusing to overwrite a key")
+        raise InvalidArgument(f"out={fmt_value(str(out))} already exists: refusing to overwrite a key")
     if pub_taken:
-        raise InvalidArgument(f"out={out} has an existing public key {pub}: refusing to overwrite a key")
+        raise InvalidArgument(
+            f"out={fmt_value(str(out))} has an existing public key {fmt_value(str(pub))}: refusing to overwrite a key"
+        )
     key = Ed25519PrivateKey.generate()
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     try:
         placed = _create_exclusive(out, pem, 0o600)
         if placed is None:
-            raise InvalidArgument(f"out={out} already exists: refusing to overwrite a key")
+            raise InvalidArgument(f"out={fmt_value(str(out))} already exists: refusing to overwrite a key")
         try:
             if _create_exclusive(pub, (public_key_b64(key.public_key()) + "\n").encode(), 0o644) is None:
-                raise InvalidArgument(f"out={out} has an existing public key {pub}: refusing to overwrite a key")
+                raise InvalidArgument(
+                    f"out={fmt_value(str(out))} has an existing public key {fmt_value(str(pub))}: "
+                    "refusing to overwrite a key"
+                )
         except BaseException:
             # Remove the key only if the name still holds the file this run created.
             with contextlib.suppress(OSError):
@@ -77,7 +82,7 @@ def keygen(out: Path) -> tuple[Path, Path]:
                     os.unlink(out)
             raise
     except OSError as exc:
-        raise InvalidArgument(f"out={out} cannot be written ({exc.__class__.__name__})") from None
+        raise InvalidArgument(f"out={fmt_value(str(out))} cannot be written ({exc.__class__.__name__})") from None
     return out, pub
 
 
@@ -96,13 +101,15 @@ def load_private_key(path: Path, name: str = "key") -> Ed25519PrivateKey:
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except TypeError:  # the cryptography package's signal for "this key is encrypted"
-        raise InvalidArgument(f"{name}={path} is encrypted: certdp needs an unencrypted Ed25519 key") from None
+        raise InvalidArgument(
+            f"{name}={fmt_value(str(path))} is encrypted: certdp needs an unencrypted Ed25519 key"
+        ) from None
     except (ValueError, UnsupportedAlgorithm) as exc:
         raise InvalidArgument(
-            f"{name}={path} is not a readable Ed25519 private key ({exc.__class__.__name__})"
+            f"{name}={fmt_value(str(path))} is not a readable Ed25519 private key ({exc.__class__.__name__})"
         ) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise InvalidArgument(f"{name}={path} is not an Ed25519 private key")
+        raise InvalidArgument(f"{name}={fmt_value(str(path))} is not an Ed25519 private key")
     return key
 
 
@@ -116,14 +123,14 @@ def load_public_key_b64(path: Path) -> str:
     try:
         text = data.decode("ascii").strip()
     except UnicodeDecodeError:
-        raise InvalidArgument(f"pubkey={path} is not a text key file (binary content)") from None
+        raise InvalidArgument(f"pubkey={fmt_value(str(path))} is not a text key file (binary content)") from None
     if text.startswith("-----BEGIN"):
         return public_key_b64(load_private_key(path, "pubkey").public_key())
     try:
         raw = base64.b64decode(text, validate=True)
         Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:
-        raise InvalidArgument(f"pubkey={path} is not a base64 Ed25519 public key") from None
+        raise InvalidArgument(f"pubkey={fmt_value(str(path))} is not a base64 Ed25519 public key") from None
     return text
 
 
@@ -250,7 +257,7 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     try:
         fd, tmp = _temp_beside(path, mode)
     except OSError as exc:  # read-only or missing folder, /dev/fd/N: one line, not a traceback
-        raise InvalidArgument(f"out={path} cannot be written ({exc.__class__.__name__})") from None
+        raise InvalidArgument(f"out={fmt_value(str(path))} cannot be written ({exc.__class__.__name__})") from None
     try:
         _write_all(fd, data)
         os.replace(tmp, path)
@@ -258,6 +265,6 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         if isinstance(exc, OSError):
-            raise InvalidArgument(f"out={path} cannot be written ({exc.__class__.__name__})") from None
+            raise InvalidArgument(f"out={fmt_value(str(path))} cannot be written ({exc.__class__.__name__})") from None
         raise
     _fsync_dir(path.parent)

@@ -20,9 +20,14 @@ Why each limit exists:
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from certdp.errors import LimitExceeded
+
+if TYPE_CHECKING:
+    from certdp.notions.tv_certified import LatticeGrid
 
 #: bytes read from a certificate file; a larger file (or an endless one, /dev/zero) is refused
 MAX_FILE_BYTES = 1 << 20
@@ -88,3 +93,25 @@ def at_most(field: str, value: int | Fraction, limit: int | Fraction) -> None:
     """
     if not value <= limit:
         raise refuse(field, value, f"<= {limit}")
+
+
+def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: str, where: str = "grid") -> None:
+    """Raise LimitExceeded when a certified TV run on ``grid`` (certdp.notions.tv_certified.tv_bound)
+    would exceed the work limits above. The verifier applies it to every certificate grid; the
+    producers (``certdp tv --method certified``, ``certdp calibrate random-allocation``) apply it
+    before they compute, so they never start a run that would not finish or not verify.
+
+    Contract: returns only if every work estimate of the run is within its limit (float estimates
+    of array lengths; they choose what to refuse and never enter a certified number).
+    """
+    from certdp.notions.tv_certified import longest_product, step_cells
+
+    at_most(f"{where} epoch-sum points l_max M/h", math.ceil(grid.l_max * steps / grid.h), MAX_SUM_POINTS)
+    span = math.log(grid.l_max / grid.l_min) / grid.eta
+    at_most(f"{where} log-grid points log(l_max/l_min)/eta", math.ceil(span), MAX_LOG_POINTS)
+    product = 2 * epochs * (math.ceil(-math.log(grid.l_min) / grid.eta) + 2)
+    at_most(f"{where} epoch-power product 2 E (log(1/l_min)/eta + 2)", product, MAX_POWER_PRODUCT)
+    at_most(f"{where} step lattice points cap/h", math.ceil(grid.cap / grid.h), MAX_STEP_POINTS)
+    at_most(f"{where} step cells", step_cells(sigma, grid, MAX_STEP_CELLS), MAX_STEP_CELLS)
+    cap_product = MAX_PRODUCT if grid.scheme == 3 else MAX_PRODUCT_FULL
+    at_most(f"{where} epoch-sum product", longest_product(steps, sigma, grid, side), cap_product)

@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.render import render
 from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
@@ -31,7 +32,10 @@ def _exit_code(exc: CertdpError) -> int:
 def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print) -> int:
     """Entry point of the ``certdp`` console script; returns the exit code."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has already printed
+        return exc.code if isinstance(exc.code, int) else 2
     simple = {
         "keygen": run_keygen,
         "sign": run_sign,
@@ -41,6 +45,8 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
         "convert": run_convert,
     }
     try:
+        reject_unused(args)
+        apply_defaults(args)
         rec = simple[args.command](args) if args.command in simple else run_notion(args)
     except CertdpError as exc:
         sys.stderr.write(f"certdp: error: {exc}\n")

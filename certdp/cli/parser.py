@@ -68,7 +68,8 @@ HELP = {
     "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
     "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
     "calibrate": "certified sigma for a TV target (random allocation): meets it, and one step less misses it",
-    "expansion": "certified local-expansion terms of the gap (seed 000 Thm 3.1): rho - E_P L, kappa_3, kappa_4",
+    "expansion": "certified local-expansion terms of the gap (Su, Yang, Su, Wang, arXiv:2610.02414, Thm 3.1): "
+    "rho - E_P L, kappa_3, kappa_4",
 }
 
 TV_METHODS = ("closed-form", "exact", "monte-carlo", "certified")
@@ -111,47 +112,51 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--steps",
             default=None,
-            help="number of composed runs (default 1); for random-allocation: steps M per epoch",
+            help="number of composed runs, an integer >= 1 (default 1; calibrate subsampled-gaussian needs "
+            "--steps or --epochs); for random-allocation: steps M per epoch",
         )
-        p.add_argument("--epochs", default=None, help="random-allocation: number of epochs E (default 1)")
+        p.add_argument(
+            "--epochs",
+            default=None,
+            help="random-allocation: number of epochs E (default 1); subsampled-gaussian: epochs E > 0 of "
+            "Poisson-sampled DP-SGD, meaning steps = ceil(E/q) (instead of --steps)",
+        )
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
             p.add_argument("--t", help="CGF argument t > 0")
         if name == "expansion":
-            p.add_argument("--t", default="1", help="order t > 0 of the gap (default 1)")
+            p.add_argument("--t", help="order t > 0 of the gap (default 1)")
         if name in ("eps", "calibrate"):
             p.add_argument("--delta", required=name == "eps", help="target delta in (0, 1)")
         if name == "delta":
             p.add_argument("--eps", required=True, help="target epsilon >= 0")
         if name in ("eps", "delta"):
-            p.add_argument(
-                "--via", default="rdp", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)"
-            )
+            p.add_argument("--via", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)")
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
         if name == "tv":
-            p.add_argument("--method", default="closed-form", choices=TV_METHODS, help="how TV is computed")
-            p.add_argument("--samples", default="200000", help="monte-carlo: number of draws (default 200000)")
-            p.add_argument("--seed", default="0", help="monte-carlo: random seed (default 0)")
-            p.add_argument("--width", default="1e-6", help="certified: target width of [lower, upper] (default 1e-6)")
+            p.add_argument("--method", choices=TV_METHODS, help="how TV is computed (default closed-form)")
+            p.add_argument("--samples", help="monte-carlo: number of draws (default 200000)")
+            p.add_argument("--seed", help="monte-carlo: random seed (default 0)")
+            p.add_argument("--width", help="certified: target width of [lower, upper] (default 1e-6)")
         if name == "calibrate":
             p.add_argument("--tv", help="random-allocation: TV target in (0, 1); attack accuracy <= 1/2 + tv/2")
             p.add_argument("--epsilon", help="subsampled-gaussian: epsilon target (with --delta)")
-            p.add_argument("--step", default="1e-6", help="sigma is rounded up to a multiple of this (default 1e-6)")
+            p.add_argument("--step", help="sigma is rounded up to a multiple of this (default 1e-6)")
             p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
             p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
         if name == "rho":
             p.add_argument(
                 "--method",
-                default="auto",
                 choices=("auto", "closed-form", "search"),
                 help="how rho is certified (default auto)",
             )
         _precision_and_json(p)
     gd = sub.add_parser(
         "gdp",
-        help="certified zCDP -> GDP: mu(rho) with seed 001's bounds sqrt(pi rho) <= mu <= sqrt(8 rho)",
+        help="certified zCDP -> GDP: the optimal mu(rho) and the bounds sqrt(pi rho) <= mu <= sqrt(8 rho) "
+        "(arXiv:2611.01218)",
         description="Every rho-zCDP mechanism is mu(rho)-GDP, mu(rho) = 2 Phi^-1(1/(1+e^-t)), "
-        "t tanh(t/2) = rho (seed 001; optimal).",
+        "t tanh(t/2) = rho (optimal; arXiv:2611.01218, Optimal Conversion from Zero-Concentrated to Gaussian DP).",
         epilog="example:\n  certdp gdp --rho 100 --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -21,7 +21,8 @@ def render(rec: dict[str, object]) -> str:
             f"subsampled-gaussian q={rec['q']} steps={rec['steps']} direction={rec['direction']}: "
             f"target ({rec['epsilon']}, {rec['delta']})",
             f"  sigma = {rec['sigma']}: certified epsilon <= {rec['epsilon_upper']} (RDP, {len(rec['orders'])} orders)",
-            f"  sigma = {rec['sigma_miss']}: " + (f"certified RDP epsilon >= {miss}" if miss else "miss not certified"),
+            f"  sigma = {rec['sigma_miss']}: "
+            + (f"certified RDP epsilon >= {miss}" if miss else f"miss not certified ({rec['miss_reason']})"),
         ]
         if rec.get("certificate"):
             lines.append(f"  certificate written to {rec['certificate']}")
@@ -30,7 +31,7 @@ def render(rec: dict[str, object]) -> str:
         return render_gdp(rec)
     if rec["quantity"] == "calibration":
         return render_calibration(rec)
-    if rec["quantity"] == "tv" or rec.get("method") == "closed-form":
+    if rec["quantity"] in ("tv", "tv_upper"):
         return render_tv(rec)
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
@@ -50,6 +51,11 @@ def render(rec: dict[str, object]) -> str:
     if rec["quantity"] in ("epsilon", "delta"):
         q = rec["quantity"]
         lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
+        if rec.get("signed_infimum"):
+            inf = rec["signed_infimum"]
+            lines.append(f"  signed infimum of the bound [{inf['lower']}, {inf['upper']}]")  # type: ignore[index]
+    for note in rec.get("warnings") or ():  # type: ignore[union-attr]
+        lines.append(f"  warning: {note}")
     if rec["quantity"] == "rho":
         lines.append(
             f"  method {rec['method']}" + (f", sup approached at {rec['sup_at']}" if rec.get("sup_at") else "")

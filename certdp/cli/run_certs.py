@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from pathlib import Path
 
@@ -14,8 +15,8 @@ from certdp.cert.strict_json import loads_strict, read_capped
 from certdp.cert.verify import verify_bytes
 from certdp.cert.write import eps_check, finalize, make_body, tv_check
 from certdp.cert.write import write as write_certificate
-from certdp.cli.common import progress_bar
-from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported
+from certdp.cli.common import progress_bar, steps_from_args
+from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported, fmt_value
 from certdp.pairs.params import exact_str
 
 
@@ -27,7 +28,7 @@ def _write_verifiable(path: Path, body: dict[str, object], key: object) -> None:
 
 
 def run_keygen(args: argparse.Namespace) -> dict[str, object]:
-    priv, pub = keygen(Path(args.out))
+    priv, pub = keygen(writable_path("out", args.out))
     return {
         "quantity": "keygen",
         "private_key": str(priv),
@@ -37,7 +38,7 @@ def run_keygen(args: argparse.Namespace) -> dict[str, object]:
 
 
 def run_sign(args: argparse.Namespace) -> dict[str, object]:
-    key = load_private_key(Path(args.key))
+    key = load_private_key(readable_path("key", args.key))
     data = read_capped(args.certificate)
     try:
         doc = loads_strict(data)
@@ -58,7 +59,7 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
             "pubkey is required: pass --pubkey KEY.pub to check the signer, or --allow-untrusted to check "
             "the claims without checking who signed them"
         )
-    pub = load_public_key_b64(Path(args.pubkey)) if args.pubkey else None
+    pub = load_public_key_b64(readable_path("pubkey", args.pubkey)) if args.pubkey is not None else None
     data = read_capped(args.certificate)
     start = time.perf_counter()
     report = verify_bytes(data, pub)
@@ -74,19 +75,61 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
     }
 
 
+def writable_path(name: str, value: str) -> Path:
+    """``value`` as a file path that can be written, checked before any work is done (a long
+    calibration must not end in "no such directory").
+
+    Contract: a Path whose parent is an existing, writable directory and which is not itself a
+    directory, or InvalidArgument naming the flag.
+    """
+    if not value.strip():
+        raise InvalidArgument(f"{name}='' must be a file path")
+    path = Path(value)
+    try:
+        if path.is_dir():
+            raise InvalidArgument(f"{name}={fmt_value(value)} is a directory; give a file path")
+        parent = path.parent if str(path.parent) else Path(".")
+        if not parent.is_dir():
+            raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} does not exist")
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} is not writable")
+        if len(path.name.encode()) > os.pathconf(parent, "PC_NAME_MAX"):
+            raise InvalidArgument(f"{name}={fmt_value(value)}: the file name is too long")
+    except OSError as exc:  # a name too long, a loop of links, ...: one line, not a traceback
+        raise InvalidArgument(f"{name}={fmt_value(value)} cannot be used ({exc.strerror})") from None
+    return path
+
+
+def readable_path(name: str, value: str) -> Path:
+    """Contract: a Path for a non-blank ``value``, or InvalidArgument naming the flag (the file
+    itself is opened and checked by the loader)."""
+    if not value.strip():
+        raise InvalidArgument(f"{name}='' must be a file path")
+    return Path(value)
+
+
+def _eps_miss_reason(sigma_miss: object) -> str:
+    if sigma_miss == 0:
+        return "sigma - step = 0 is no noise at all: there is no smaller sigma on the step lattice to refute"
+    return "the RDP epsilon one step below is not certified above the target"
+
+
 def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
-    key = load_private_key(Path(args.sign)) if args.sign else None
-    if args.sign and not args.out:
+    if args.sign is not None and args.out is None:
         raise InvalidArgument("sign needs --out: only a written certificate can be signed")
+    out = writable_path("out", args.out) if args.out is not None else None
+    key = load_private_key(readable_path("sign", args.sign), "sign") if args.sign is not None else None
     if args.mechanism == "random-allocation":
         if args.steps is None:
             raise InvalidArgument("steps is required for random-allocation (--steps M)")
         if args.tv is None:
             raise InvalidArgument("tv is required for random-allocation (--tv LAMBDA)")
         with progress_bar(args) as note:
-            res = calibrate_tv(args.steps, args.epochs or "1", args.tv, args.step, progress=note)
+            res = calibrate_tv(
+                args.steps, args.epochs if args.epochs is not None else "1", args.tv, args.step, progress=note
+            )
         rec: dict[str, object] = {"quantity": "calibration", "mechanism": args.mechanism, **res.to_dict()}
-        if args.out:
+        if out is not None:
             secs = {a["side"]: a.get("seconds") for a in res.attempts if a.get("certified")}
             claim = tv_check(res.steps, res.epochs, res.sigma, "<=", res.tv, res.grid, res.tv_upper, secs.get("upper"))
             refute = None
@@ -102,23 +145,23 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
                     secs.get("lower"),
                 )
             body = make_body(res.step, claim, refute, res.miss_reason)
-            _write_verifiable(Path(args.out), body, key)
+            _write_verifiable(out, body, key)
             rec["certificate"] = args.out
         return rec
     if args.mechanism == "subsampled-gaussian":
         for need in ("q", "epsilon", "delta"):
             if getattr(args, need) is None:
                 raise InvalidArgument(f"{need} is required to calibrate subsampled-gaussian (--{need})")
-        if args.sigma is not None:
-            raise InvalidArgument(f"sigma={args.sigma} is what calibrate computes; do not pass it")
-        res_e = calibrate_epsilon(
-            args.q, args.steps or "1", args.epsilon, args.delta, args.step, args.direction or "both"
-        )
+        if args.steps is None and args.epochs is None:
+            # a missing count never defaults to 1: one step is not a training run
+            raise InvalidArgument("steps is required to calibrate subsampled-gaussian (--steps N, or --epochs E)")
+        steps, fields = steps_from_args(args, args.q)
+        res_e = calibrate_epsilon(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both")
         rec = {
             "quantity": "calibration",
             "mechanism": args.mechanism,
             "q": exact_str(res_e.q),
-            "steps": res_e.steps,
+            **fields,
             "epsilon": exact_str(res_e.eps),
             "delta": exact_str(res_e.delta),
             "direction": res_e.direction,
@@ -127,10 +170,11 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             "epsilon_upper": res_e.eps_at_sigma.upper_str(),
             "sigma_miss": exact_str(res_e.sigma_miss),
             "epsilon_lower_at_miss": None if res_e.eps_at_miss is None else res_e.eps_at_miss.lower_str(),
+            "miss_reason": None if res_e.eps_at_miss is not None else _eps_miss_reason(res_e.sigma_miss),
             "orders": list(res_e.orders),
             "seconds": round(res_e.seconds, 3),
         }
-        if args.out:
+        if out is not None:
             claim = eps_check(
                 res_e.q,
                 res_e.sigma,
@@ -155,7 +199,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
                     list(res_e.orders),
                     res_e.eps_at_miss,
                 )
-            reason = None if refute else "the RDP epsilon one step below is not certified above the target"
+            reason = None if refute else _eps_miss_reason(res_e.sigma_miss)
             body = make_body(
                 res_e.step,
                 claim,
@@ -164,7 +208,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
                 notes="refutation: the RDP conversion over the recorded orders cannot certify the "
                 "target one step below (a statement about this accountant, not a DP violation)",
             )
-            _write_verifiable(Path(args.out), body, key)
+            _write_verifiable(out, body, key)
             rec["certificate"] = args.out
         return rec
     raise Unsupported(

@@ -1,10 +1,10 @@
-"""Runners of ``certdp gdp`` (zCDP -> GDP with seed 001's bounds) and ``certdp convert``."""
+"""Runners of ``certdp gdp`` (zCDP -> GDP with the bounds of arXiv:2611.01218) and ``certdp convert``."""
 
 from __future__ import annotations
 
 import argparse
 
-from certdp.cli.common import enclosure_record, ends, target_from_args
+from certdp.cli.common import enclosure_record, ends, order_text, target_from_args
 from certdp.enclose import DEFAULT_TARGET, refine, to_ball
 from certdp.errors import InvalidArgument
 from certdp.notions import CONVERSION_TARGET, classic_zcdp_epsilon
@@ -45,7 +45,7 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
     if src == dst or (src == "gdp" and dst == "gdp"):
         raise InvalidArgument(f"to={dst} must differ from from={src}")
     name = "rho" if src == "zcdp" else "mu"
-    value = real(name, args.value, gt=0)
+    value = real("value", args.value, gt=0)
     inputs: dict[str, object] = {"from": src, "to": dst, name: exact_str(value)}
     if dst == "eps-delta":
         which, given = _eps_or_delta(args)
@@ -59,12 +59,14 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
                 res.enclosure,
                 inputs,
                 epsilon=res.enclosure.upper_str(),
-                order=res.order,
+                order=order_text(res.order),
                 classic_epsilon=ends(classic),
             )
         if src == "zcdp":
             res = zcdp_delta(value, given, ctarget)
-            return enclosure_record("delta", res.enclosure, inputs, delta=res.enclosure.upper_str(), order=res.order)
+            return enclosure_record(
+                "delta", res.enclosure, inputs, delta=res.enclosure.upper_str(), order=order_text(res.order)
+            )
         target = target_from_args(args, DEFAULT_TARGET)
         if which == "delta":
             enc = gdp_epsilon(value, given, target)

@@ -3,25 +3,31 @@
 from __future__ import annotations
 
 import argparse
+from fractions import Fraction
 
+from certdp.cert.limits import grid_work
 from certdp.cli.common import (
     enclosure_record,
     ends,
     fmt_exact,
-    input_record,
     order_or_t,
+    order_text,
     pair_from_args,
     progress_bar,
     target_from_args,
 )
 from certdp.enclose import DEFAULT_TARGET, Enclosure
-from certdp.errors import InvalidArgument, PrecisionExhausted, Unsupported
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
 from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
 from certdp.pairs import PrivacyPair, RandomAllocation
 from certdp.pairs.params import integer, real
+
+#: Narrowest --width of ``tv --method certified``: the rounding error of the lattice is of order h^2,
+#: so a width w needs h ~ sqrt(w) and about 1/sqrt(w) lattice points per unit of the ratio.
+MIN_TV_WIDTH = Fraction(1, 10**12)
 
 
 def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
@@ -30,7 +36,7 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
     Contract: method "certified" returns ``certified: true`` only with [tv_lower, tv_upper] a
     certified enclosure of TV (certdp.notions.tv_certified.tv_bound, both sides on one grid)
     whose width is at most --width; a wider one raises PrecisionExhausted (exit 3), never a record.
-    "closed-form" encloses the seed 003 bound U(c_E) (tv_closed_form); "exact" and "monte-carlo"
+    "closed-form" encloses the bound U(c_E) of arXiv:2610.09651 (tv_closed_form); "exact" and "monte-carlo"
     are numeric estimates marked ``certified: false``.
     """
     if not isinstance(pair, RandomAllocation):
@@ -39,9 +45,19 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
     inputs["method"] = method
     if method == "certified":
         width_exact = real("width", args.width, gt=0, lt=1)
+        if width_exact < MIN_TV_WIDTH:
+            raise LimitExceeded(
+                f"width={fmt_value(args.width)} is below {MIN_TV_WIDTH}, the narrowest certified TV enclosure "
+                "certdp attempts (the lattice would need h of order sqrt(width))"
+            )
         width = float(width_exact)
         numeric = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
         grid = auto_grid(pair, width / 2, ref=numeric)
+        try:
+            for side in ("upper", "lower"):
+                grid_work(pair.steps, pair.epochs, float(pair.sigma), grid, side)
+        except LimitExceeded as exc:
+            raise LimitExceeded(f"width={fmt_value(args.width)} needs a grid beyond the work limits: {exc}") from None
         with progress_bar(args) as note:
             up = tv_bound(pair, grid, "upper", note)
             low = tv_bound(pair, grid, "lower", note)
@@ -109,9 +125,8 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
 
 
 def run_notion(args: argparse.Namespace) -> dict[str, object]:
-    pair = pair_from_args(args)
+    pair, inputs = pair_from_args(args)
     cmd = args.command
-    inputs = input_record(args, pair)
     if cmd == "tv":
         return run_tv(args, pair, inputs)
     if cmd == "expansion":
@@ -133,7 +148,7 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
             third_term=ends(e.third),
             fourth_term=ends(e.fourth),
             gap=ends(e.gap),
-            note="the expansion's terms (seed 000 Thm 3.1); the O(|s|^5) remainder is not enclosed",
+            note="the expansion's terms (arXiv:2610.02414, Thm 3.1); the O(|s|^5) remainder is not enclosed",
         )
     if cmd in ("cgf", "rdp", "gap"):
         kind, value = order_or_t(args)
@@ -176,9 +191,12 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
     extra: dict[str, object] = {
         name: res.enclosure.upper_str(),
         "via": res.via,
-        "order": None if res.order == float("inf") else f"{res.order:.17g}",
+        "order": order_text(res.order, res.orders),
         "grid": res.grid,
     }
     if res.orders is not None:
         extra["orders"] = [fmt_exact(o) for o in res.orders]
+    if res.signed_infimum is not None:
+        extra["signed_infimum"] = ends(res.signed_infimum)
+    extra["warnings"] = list(res.warnings)
     return enclosure_record(name, res.enclosure, inputs, **extra)

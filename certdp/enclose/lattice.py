@@ -78,7 +78,7 @@ def coarsen_spread(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
 
     Contract: the result is a mean-preserving spread of the input (same total, same mean; each
     atom's mass moves to the two ends of its cell keeping its mean), so E g only decreases for
-    concave g. Used by the TV upper bound (seed 003 Lemma C.5 applied to partial sums).
+    concave g. Used by the TV upper bound (arXiv:2610.09651 Lemma C.5 applied to partial sums; docs/math.md §9.6).
     """
     lo = offset // 2 if offset % 2 == 0 else (offset - 1) // 2
     hi = (offset + len(coeffs)) // 2 + 1

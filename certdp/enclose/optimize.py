@@ -33,7 +33,7 @@ from flint import arb, arb_series
 
 from certdp.enclose.ball import lower_float, upper_float
 from certdp.enclose.context import workcap
-from certdp.errors import InvalidArgument, PrecisionExhausted
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 
 Func = Callable[[arb], arb]
 EndBound = Callable[[float], arb]
@@ -153,12 +153,17 @@ def sup_cgf_ratio(
     head_curvature: Callable[[float], arb | None] | None = None,
     tol: float,
     max_evals: int = MAX_EVALS,
+    max_t: float | None = None,
 ) -> SearchResult:
     """Enclose rho = sup_{t>0} K(t) / (t (t+1)) for a cumulant generating function K.
 
+    ``max_t`` (a pair's order limit) keeps every evaluation of K at t <= max_t: the part of the
+    half-line beyond it is then covered by ``tail_bound(max_t)`` alone (LimitExceeded when that is
+    not within ``tol`` of the witness: no precision would change it).
+
     Contract: the result contains the sup, provided that (i) K is the CGF of a privacy loss
     (convex, K(0) = 0, K(t)/t nondecreasing: Renyi divergence grows with the order;
-    MATH.md section 1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
+    docs/math.md §1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
     (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), and (iv) ``tail_witness`` (if given)
     <= limsup_{t->inf} of the ratio. The head (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio,
     or, when ``head_curvature(lo)`` >= sup_{0<t<=lo} K''(t) =: C is given and ``head_witness``
@@ -189,6 +194,14 @@ def sup_cgf_ratio(
     hi = 4.0
     while above_target(tail_bound(hi)):
         hi *= 4
+        if max_t is not None and hi >= max_t:
+            hi = max_t
+            if above_target(tail_bound(hi)):  # no precision would settle it: refuse now
+                raise LimitExceeded(
+                    f"sup: the tail bound at the order limit t={max_t:g} is not within tol={tol:g} of the "
+                    "witness: the sup beyond it cannot be certified without evaluating larger orders"
+                )
+            break
         if hi > MAX_T:
             raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} of the witness for any t <= {MAX_T:g}")
     k = -6
@@ -283,14 +296,20 @@ def inf_convex(
     tol: float,
     start: float = 1.0,
     max_evals: int = MAX_EVALS,
+    limit_at_zero: arb | None = None,
+    max_t: float | None = None,
 ) -> SearchResult:
     """Enclose inf_{t>0} N(t)/t (``divide_by_t``) or inf_{t>0} N(t), for a convex function N.
 
     Contract: the result contains the infimum, provided that N is convex on (0, inf),
     ``head_bound(lo)`` <= inf over (0, lo] and ``tail_bound(hi)`` <= inf over [hi, inf) of the
-    objective. The upper end is attained (up to the ball radius) at ``argbest``, so any caller may
-    use it as a sound value of the objective. Proof of the interval bounds: module docstring.
-    Raises PrecisionExhausted if the width ``tol`` is not reached within ``max_evals``.
+    objective, and ``limit_at_zero`` (if given) contains lim_{t->0+} of the objective (the
+    infimum is at most that limit, so it serves as a witness). The upper end is attained (up to
+    the ball radius) at ``argbest``, or approached as t -> 0 when the limit is the best witness,
+    so any caller may use it as a sound value of the objective. With ``max_t`` the infimum is over
+    (0, max_t] only (no evaluation beyond it; ``tail_bound`` is then not used once the grid
+    reaches max_t). Proof of the interval bounds: module docstring. Raises PrecisionExhausted if
+    the width ``tol`` is not reached within ``max_evals``.
     """
     if not tol > 0:
         raise InvalidArgument(f"tol={tol} must be > 0")
@@ -302,11 +321,27 @@ def inf_convex(
 
     best = obj(start)
     argbest = start
-    for k in range(-8, 9):
-        t = start * 4.0**k
-        v = obj(t)
-        if v.upper() < best.upper():
-            best, argbest = v, t
+    # The objective is unimodal (N convex; for N(t)/t, t N' - N is nondecreasing, so the derivative
+    # changes sign once), so the probes on each side of start stop at the first certified
+    # increase: no evaluation at t ~ 4^8 start where it cannot help (integral pairs are slow there).
+    if max_t is not None and start > max_t:
+        start = max_t
+        best = obj(start)
+        argbest = start
+    for side in (1, -1):
+        prev = best
+        for k in range(1, 9):
+            t = start * 4.0 ** (side * k)
+            if max_t is not None and t > max_t:
+                break
+            v = obj(t)
+            if v.upper() < best.upper():
+                best, argbest = v, t
+            if v.lower() > prev.upper():
+                break
+            prev = v
+    if limit_at_zero is not None and limit_at_zero.upper() < best.upper():
+        best = limit_at_zero  # argbest stays a search point: the grid below starts near it
 
     def below_target(x: arb) -> bool:
         """True unless x.lower() >= best.upper() - tol is certain (ball comparison)."""
@@ -317,12 +352,15 @@ def inf_convex(
         lo /= 64
         if lo < MIN_T:
             raise PrecisionExhausted(f"inf: head bound not within tol={tol:g} for any t >= {MIN_T:g}")
-    hi = max(argbest * 4, start * 4096)
-    while below_target(tail_bound(hi)):
+    hi = argbest * 16 if max_t is None else min(argbest * 16, max_t)
+    while hi != max_t and below_target(tail_bound(hi)):
         hi *= 64
+        if max_t is not None and hi >= max_t:
+            hi = max_t
         if hi > MAX_T:
             raise PrecisionExhausted(f"inf: tail bound not within tol={tol:g} for any t <= {MAX_T:g}")
-    head_lo, tail_lo = head_bound(lo), tail_bound(hi)
+    # with max_t the domain ends there: nothing beyond it enters the infimum
+    head_lo, tail_lo = head_bound(lo), (tail_bound(hi) if hi != max_t else arb("inf"))
     pts = _geometric_grid(lo, hi)
     pos = {t: i for i, t in enumerate(pts)}  # only the initial grid; later points use a - (b - a)
     heap: list[tuple[Fraction, float, float, arb]] = []
@@ -364,16 +402,21 @@ def root_increasing(f: Func, lo: arb, hi: arb, *, tol: float, max_iter: int = 40
 
     Contract: if f is continuous and strictly increasing on [lo, hi] (the caller proves this) and
     f(lo) < 0 < f(hi) is certified here, the result contains the unique root. Points are exact
-    dyadic midpoints. Raises InvalidArgument if the sign change cannot be certified, and
-    PrecisionExhausted if f(mid) straddles 0 before the width ``tol`` is met; with
+    dyadic midpoints. Raises InvalidArgument if an end has the wrong sign (certified),
+    PrecisionExhausted if the sign at an end is undecided at this precision (so that
+    certdp.enclose.refine retries at a higher one) or f(mid) straddles 0 before the width ``tol``
+    is met; with
     ``straddle_ok`` the current bracket is returned instead (still an enclosure of the root:
     useful when f itself carries an input ball, so that the root is a set).
     """
     a, b = lo.mid(), hi.mid()
-    if not (f(a) < 0):
-        raise InvalidArgument(f"root bracket lo={lower_float(a):.17g}: f(lo) < 0 is not certified")
-    if not (f(b) > 0):
-        raise InvalidArgument(f"root bracket hi={upper_float(b):.17g}: f(hi) > 0 is not certified")
+    fa, fb = f(a), f(b)
+    if not (fa < 0):
+        cls = InvalidArgument if fa >= 0 else PrecisionExhausted  # wrong sign, or undecided here
+        raise cls(f"root bracket lo={lower_float(a):.17g}: f(lo) < 0 is not certified")
+    if not (fb > 0):
+        cls = InvalidArgument if fb <= 0 else PrecisionExhausted
+        raise cls(f"root bracket hi={upper_float(b):.17g}: f(hi) > 0 is not certified")
     for _ in range(max_iter):
         if upper_float(b - a) <= tol:
             return a.union(b)

@@ -6,12 +6,13 @@ exact inputs, so that a result at precision p is an enclosure whatever p is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from flint import arb
 
-from certdp.enclose.ball import Enclosure, width_of
+from certdp.enclose.ball import Enclosure, lower_float, width_of
 from certdp.enclose.context import MAX_PREC, workprec
 from certdp.errors import PrecisionExhausted, invalid
 
@@ -32,8 +33,16 @@ class Target:
     max_prec: int = DEFAULT_MAX_PREC
 
     def __post_init__(self) -> None:
-        if not (self.rel_tol >= 0 and self.abs_tol >= 0) or (self.rel_tol == 0 and self.abs_tol == 0):
+        for name in ("rel_tol", "abs_tol"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+                raise invalid(name, v, "must be a finite number >= 0")
+        if self.rel_tol == 0 and self.abs_tol == 0:
             raise invalid("tolerance", (self.rel_tol, self.abs_tol), "must be >= 0 and not both 0")
+        for name in ("start_prec", "max_prec"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise invalid(name, v, "must be an integer")
         if not 16 <= self.start_prec <= self.max_prec <= MAX_PREC:
             raise invalid("prec", self.start_prec, f"must be in [16, max_prec={self.max_prec}]")
 
@@ -45,7 +54,7 @@ class Target:
         """Contract: True only if x is finite and 2 rad(x) <= tolerance_for(min |x|)."""
         if not x.is_finite():
             return False
-        mag = float(abs(x).lower().mid()) if not x.contains(0) else 0.0
+        mag = lower_float(abs(x)) if not x.contains(0) else 0.0
         return width_of(x) <= self.tolerance_for(mag)
 
 
@@ -57,8 +66,11 @@ def refine(compute: Callable[[], arb], target: Target = DEFAULT_TARGET, what: st
 
     Contract: returns Enclosure.from_ball(compute()) at the first precision whose ball meets the
     target. ``compute`` may raise PrecisionExhausted at a low precision; that precision is then
-    skipped. Raises PrecisionExhausted(achieved_width, max_prec) if max_prec does not suffice.
+    skipped. Raises PrecisionExhausted(achieved_width, max_prec) if max_prec does not suffice, and
+    InvalidArgument if ``target`` is not a Target.
     """
+    if not isinstance(target, Target):
+        raise invalid("target", repr(target), "must be a certdp.Target")
     prec = target.start_prec
     best: arb | None = None
     last_error: PrecisionExhausted | None = None

@@ -1,10 +1,11 @@
-"""Allocation of a fixed zCDP budget across n releases (seed 000 section 4.3, Prop. 4.3).
+"""Allocation of a fixed zCDP budget across n releases (arXiv:2610.02414 §4.3, Prop. 4.3;
+docs/math.md §5.4).
 
 n releases of the same additive noise with shifts r_i; release i has rho_i = rho(r_i). Along
 the path rho_1(w) = (rho_sum/n)(1 + (n-1)w), rho_i(w) = (rho_sum/n)(1 - w) (i >= 2), w in [0, 1],
 the composed gap at order t is sum_i Gamma_i(t) = sum_i [rho_i t(t+1) - K_{r_i}(t)] (gaps add
-under composition, seed 000 (3.11)). w = 0 is the uniform allocation, w = 1 puts everything in
-one release. The shift of each release is the certified inverse of its rho:
+under composition, arXiv:2610.02414 eq. (3.11); docs/math.md §2). w = 0 is the uniform
+allocation, w = 1 puts everything in one release. The shift of each release is the certified inverse of its rho:
 * Laplace (unit scale): rho(r) = r + e^{-r} - 1, inverted by certified bisection (increasing,
   sqrt(2 rho) <= r <= rho + 1: r + e^{-r} - 1 <= r^2/2 and >= r - 1);
 * Gaussian mixture (means +-m): rho(r) = r^2/2 (certdp.pairs.mixture), r = sqrt(2 rho).
@@ -60,7 +61,7 @@ def allocation_gap(
     m: Number = 1,
     target: Target = DEFAULT_TARGET,
 ) -> Enclosure:
-    """Certified composed gap sum_i Gamma_i(t) along seed 000's allocation path at w = ``omega``.
+    """Certified composed gap sum_i Gamma_i(t) along the allocation path of docs/math.md §5.4 at w = ``omega``.
 
     Contract: contains sum_i [rho_i t(t+1) - K_{r_i}(t)] for rho_i on the path (module
     docstring), with each r_i the certified inverse of rho (an enclosure of the root) and K from

@@ -3,8 +3,8 @@
 A pair (P, Q) is eta-bounded-range (BR) when its privacy loss L = log dP/dQ takes values in an
 interval [a, a + eta]; E_Q e^L = 1 forces a in [-eta, 0].
 
-Derivation (seed 001 states the result; its formula is not in the extracted text, so it is
-derived here, and only the certified supremum below is claimed):
+Derivation (arXiv:2611.01218 also gives this sharp conversion; certdp re-derives it here,
+summarised in docs/math.md §7, and claims only the certified supremum below):
 
 1. Reduction to two points (proofs_checks ``br_garbling``). Let T be the two-point pair with
    losses a (output "lo") and b = a + eta (output "hi"), Q_T(hi) = q = (1 - e^a)/(e^b - e^a),
@@ -14,8 +14,8 @@ derived here, and only the certified supremum below is claimed):
    its trade-off curve lies above T_a's.
 2. GDP parameter of T_a (proofs_checks ``br_two_point_mu``): T_a's trade-off curve is the
    polygon (0, 1) - (q, 1 - p) - (1, 0); G_mu is convex, so G_mu <= f_T iff G_mu(q) <= 1 - p,
-   i.e. mu >= mu(a) = Phi^{-1}(p) - Phi^{-1}(q) (as for randomized response, seed 001's corner
-   argument). T_a itself is eta-BR, so the sharp conversion is mu_BR(eta) = sup_{a in [-eta, 0]}
+   i.e. mu >= mu(a) = Phi^{-1}(p) - Phi^{-1}(q) (as for randomized response, the corner
+   argument of docs/math.md §7). T_a itself is eta-BR, so the sharp conversion is mu_BR(eta) = sup_{a in [-eta, 0]}
    mu(a).
 3. The supremum is certified numerically: branch and bound over [-eta + d, -d] and, on the two
    end pieces, mu(a) <= g(x) = Phi^{-1}(e^eta x) - Phi^{-1}(x) with x = q (a near 0) or
@@ -43,12 +43,14 @@ from certdp.enclose import (
     to_ball,
     upper_float,
 )
-from certdp.errors import PrecisionExhausted
+from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.zcdp_gdp import mu_randomized_response
 from certdp.pairs.params import Number, real
 
 #: eta above this needs end pieces too thin for float interval ends; say so instead of guessing.
 MAX_ETA = 30
+#: eta below this costs more than a few seconds of branch and bound (LimitExceeded).
+MIN_ETA = 0.01
 
 
 def _two_point(a: Ball, eta: Ball) -> tuple[Ball, Ball]:
@@ -124,6 +126,11 @@ def mu_from_bounded_range(eta: Number, target: Target = BR_TARGET) -> BoundedRan
     requested width is not reached; InvalidArgument for eta outside (0, MAX_ETA].
     """
     e = real("eta", eta, gt=0, le=MAX_ETA)
+    if e < MIN_ETA:
+        raise LimitExceeded(
+            f"eta={fmt_value(eta)} is below the limit {MIN_ETA} of the bounded-range conversion (its branch and "
+            "bound's cost grows as eta -> 0: about 2 s at 0.01, 10 s at 0.001)"
+        )
     ef = float(e)
     rr = mu_randomized_response(e / 2, target)
     guess = float(rr.lower)

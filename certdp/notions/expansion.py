@@ -1,7 +1,7 @@
-"""Local expansion of the zCDP-RDP gap (seed 000 Thm 3.1) and the leading coefficients of two
-tail families (seed 000 section 4.4).
+"""Local expansion of the zCDP-RDP gap (Thm 3.1 of arXiv:2610.02414) and the leading coefficients
+of two tail families (arXiv:2610.02414 §4.4). Derivations: docs/math.md §5.1 to §5.3.
 
-Student-t_nu (seed 000 Prop. 4.4, App. C.6): Gamma(t) = -kappa_4(S_nu)/24 [t(t+1)]^2 s^4 + O(|s|^5)
+Student-t_nu (arXiv:2610.02414 Prop. 4.4, App. C.6): Gamma(t) = -kappa_4(S_nu)/24 [t(t+1)]^2 s^4 + O(|s|^5)
 with S_nu = (nu+1) Z/(nu + Z^2) and E S^{2j} = (nu+1)^{2j}/nu^j (1/2)_j (nu/2)_j/((nu+1)/2)_{2j}
 (proofs_checks ``student_t_moments``), so kappa_4 = mu_4 - 3 mu_2^2 and the quartic coefficient is
 
@@ -11,7 +11,7 @@ Its derivative has numerator -6(nu+1) p(nu), p(nu) = nu^6 + 8nu^5 - 19nu^4 - 288
 (proofs_checks ``student_t_argmax``); c increases while p < 0 and decreases after, and the
 argmax is the root of p in [5, 7].
 
-Generalized Gaussian (seed 000 (4.7)): chi_beta = beta^{4-4/beta}/(24 Gamma(1/beta)^2)
+Generalized Gaussian (arXiv:2610.02414 Prop. 4.5, eq. (4.7)): chi_beta = beta^{4-4/beta}/(24 Gamma(1/beta)^2)
 {3 Gamma(2 - 1/beta)^2 - Gamma(4 - 3/beta) Gamma(1/beta)} (proofs_checks ``ggauss_chi``).
 """
 
@@ -20,9 +20,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, current_prec, refine, root_increasing, to_ball
+from certdp.enclose import (
+    DEFAULT_TARGET,
+    Ball,
+    Enclosure,
+    Target,
+    current_prec,
+    refine,
+    root_increasing,
+    to_ball,
+    upper_float,
+)
 from certdp.errors import InvalidArgument, Unsupported
 from certdp.notions.gap import gap as gap_of
+from certdp.notions.orders import require_pair, require_target, t_of
 from certdp.notions.zcdp import rho as rho_of
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import Number, real
@@ -72,7 +83,7 @@ def student_t_quartic(nu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
 
 
 def student_t_quartic_argmax(target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Certified maximiser of the Student-t quartic coefficient over nu >= 1 (seed 000: 6.013052641).
+    """Certified maximiser of the Student-t quartic coefficient over nu >= 1 (arXiv:2610.02414: 6.013052641).
 
     Contract: contains the argmax of c over [1, inf): c' has the sign of -p, and here p < 0 on
     [1, 5] (interval evaluation), p(5) < 0 < p(7) with p' > 0 on [5, 64] (interval evaluation on
@@ -112,7 +123,7 @@ def ggauss_chi(beta: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
 
 @dataclass(frozen=True)
 class LocalExpansion:
-    """Seed 000 Thm 3.1 at order t: Gamma(t) = first + third + fourth + R, with
+    """Thm 3.1 of arXiv:2610.02414 (docs/math.md §5.1) at order t: Gamma(t) = first + third + fourth + R, with
     first = t(t+1)(rho - E_P L), third = -t^2(t+1) kappa_3/6, fourth = t^2(1-t^2) kappa_4/24 and
     |R| <= M_T (t^2 + t^5)|s|^5/120 (not computed: M_T is pair-specific). ``gap`` is the exact
     certified Gamma(t) for comparison; ``kappas`` are kappa_1..kappa_4 of L under P."""
@@ -128,7 +139,7 @@ class LocalExpansion:
 
 
 def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGET) -> LocalExpansion:
-    """Certified terms of seed 000 Thm 3.1's local expansion of the gap at order t.
+    """Certified terms of the local expansion of the gap at order t (docs/math.md §5.1).
 
     Contract: each term encloses its formula (proofs_checks ``thm31_expansion``) with rho from
     certdp.notions.rho and kappa_1..kappa_4 from the pair's ``loss_cumulants`` (Gaussian exact;
@@ -138,7 +149,8 @@ def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGE
     are the expansion, not a bound on Gamma: the remainder is not enclosed. Raises Unsupported
     for pairs without cumulants.
     """
-    tt = real("t", t, gt=0)
+    require_pair(pair), require_target(target)
+    tt = t_of(t)
     cache: dict[int, tuple[Ball, Ball, Ball, Ball]] = {}
 
     def cumulants() -> tuple[Ball, Ball, Ball, Ball]:
@@ -147,14 +159,15 @@ def local_expansion(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGE
         if prec not in cache:
             got = pair.loss_cumulants()
             if got is None:
-                raise Unsupported(f"{pair.mechanism}: loss cumulants (kappa_3, kappa_4) are not implemented")
+                raise Unsupported(f"mechanism={pair.mechanism}: loss cumulants (kappa_3, kappa_4) are not implemented")
             cache[prec] = got
         return cache[prec]
 
     cumulants()
     r = rho_of(pair, target)
     # a term may be exactly 0 (rho = E_P L): its width is then set by rho's, relative to rho
-    scale = float(tt * (tt + 1) * tt * tt + 1) * float(r.upper)
+    # a float in [0, 1e300] whatever t and rho are (t^4 overflows floats at t ~ 1e77)
+    scale = min(upper_float(to_ball(tt * (tt + 1) * tt * tt + 1) * r.ball()), 1e300)
     terms_target = Target(target.rel_tol, max(target.abs_tol, 2.0**-50 * scale), target.start_prec, target.max_prec)
     kappas = tuple(refine(lambda j=j: cumulants()[j], target, what=f"kappa_{j + 1}") for j in range(4))
 

@@ -1,4 +1,4 @@
-"""Gaussian differential privacy (mu-GDP), certified conversions (MATH.md section 3).
+"""Gaussian differential privacy (mu-GDP), certified conversions (docs/math.md §6).
 
 A mechanism is mu-GDP when its trade-off curve lies above G_mu(a) = Phi(Phi^{-1}(1 - a) - mu),
 the curve of N(0, 1) vs N(mu, 1). Everything below is exact for that Gaussian pair:
@@ -12,6 +12,9 @@ the curve of N(0, 1) vs N(mu, 1). Everything below is exact for that Gaussian pa
 
 zCDP -> (eps, delta) uses the optimal CGF conversion with K(t) = rho t(t+1)
 (certdp.notions.eps_delta) and, for comparison, the classic rho + 2 sqrt(rho log(1/delta)).
+
+Supported ranges: mu in [1e-100, 1e4] and rho in [1e-100, 1e20] (certdp.notions.zcdp_gdp;
+InvalidArgument outside): at mu = 1e6 eps(delta) would need e^{mu^2/2} in ball arithmetic.
 """
 
 from __future__ import annotations
@@ -34,11 +37,13 @@ from certdp.enclose import (
 )
 from certdp.errors import InvalidArgument, PrecisionExhausted
 from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult, delta_from_cgf, epsilon_from_cgf
+from certdp.notions.orders import require_numbers
+from certdp.notions.zcdp_gdp import mu_value, rho_value
 from certdp.pairs.params import Number, real
 
 
 def _mu(mu: Number) -> Fraction:
-    return real("mu", mu, gt=0)
+    return mu_value(mu)
 
 
 def _delta_ball(m: Ball, e: Ball) -> Ball:
@@ -49,7 +54,7 @@ def gdp_delta(mu: Number, eps: Number, target: Target = DEFAULT_TARGET) -> Enclo
     """Certified delta(eps) of mu-GDP: Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2).
 
     Contract: contains the exact delta of the Gaussian pair N(0,1) vs N(mu,1) at eps >= 0, the
-    tight (eps, delta) curve of every mu-GDP mechanism (MATH.md section 3; proofs_checks
+    tight (eps, delta) curve of every mu-GDP mechanism (docs/math.md §6; proofs_checks
     ``gdp_delta_formula``). Precision rises until the relative target is met (the two terms
     cancel for large eps).
     """
@@ -62,7 +67,7 @@ def gdp_epsilon(mu: Number, delta: Number, target: Target = DEFAULT_TARGET) -> E
 
     Bracket: delta(0) = TV; at eps_hi = mu^2/2 + mu Phi^{-1}(1 - delta) + mu,
     delta(eps_hi) <= Phi(-eps_hi/mu + mu/2) < delta. delta(eps) is strictly decreasing.
-    Contract: contains the smallest eps >= 0 with delta(eps) <= delta (MATH.md section 3).
+    Contract: contains the smallest eps >= 0 with delta(eps) <= delta (docs/math.md §6).
     """
     m, d = _mu(mu), real("delta", delta, gt=0, lt=1)
 
@@ -84,7 +89,7 @@ def gdp_tv(mu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Certified TV of mu-GDP: 2 Phi(mu/2) - 1 = erf(mu / (2 sqrt 2)).
 
     Contract: contains the total variation of N(0,1) vs N(mu,1), the largest TV of a mu-GDP
-    mechanism (MATH.md section 3).
+    mechanism (docs/math.md §6).
     """
     m = _mu(mu)
     return refine(lambda: (to_ball(m) / 2 / to_ball(2).sqrt()).erf(), target, what="tv")
@@ -93,7 +98,7 @@ def gdp_tv(mu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
 def gdp_attack_accuracy(mu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Certified best balanced membership-attack accuracy of mu-GDP: 1/2 + TV/2 = Phi(mu/2).
 
-    Contract: contains Phi(mu/2) (MATH.md section 3, TV and attacks).
+    Contract: contains Phi(mu/2) (docs/math.md §6 and §8, TV and attacks).
     """
     m = _mu(mu)
     return refine(lambda: phi(to_ball(m) / 2), target, what="accuracy")
@@ -103,7 +108,7 @@ def gdp_tradeoff(mu: Number, fpr: Number, target: Target = DEFAULT_TARGET) -> En
     """Certified G_mu(a) = Phi(Phi^{-1}(1 - a) - mu): the smallest type-II error (1 - TPR) of any
     test at false-positive rate a against a mu-GDP mechanism.
 
-    Contract: contains G_mu(a) for a in (0, 1) (MATH.md section 3). 1 - G_mu(a) is the largest
+    Contract: contains G_mu(a) for a in (0, 1) (docs/math.md §6). 1 - G_mu(a) is the largest
     true-positive rate at that FPR.
     """
     m, a = _mu(mu), real("fpr", fpr, gt=0, lt=1)
@@ -113,9 +118,9 @@ def gdp_tradeoff(mu: Number, fpr: Number, target: Target = DEFAULT_TARGET) -> En
 def compose_gdp(mus: Iterable[Number], target: Target = DEFAULT_TARGET) -> Enclosure:
     """Certified mu of the composition of mu_i-GDP mechanisms: sqrt(sum mu_i^2).
 
-    Contract: contains sqrt(sum mu_i^2) (Dong, Roth, Su; MATH.md section 3).
+    Contract: contains sqrt(sum mu_i^2) (Dong, Roth, Su; docs/math.md §6).
     """
-    ms = [_mu(m) for m in mus]
+    ms = [_mu(m) for m in require_numbers("mus", mus)]  # type: ignore[arg-type]
     if not ms:
         raise InvalidArgument("mus=[] must hold at least one value")
     total = sum((m * m for m in ms), Fraction(0))
@@ -125,7 +130,7 @@ def compose_gdp(mus: Iterable[Number], target: Target = DEFAULT_TARGET) -> Enclo
 def gdp_to_rho(mu: Number) -> Fraction:
     """rho = mu^2 / 2: a mu-GDP mechanism is (mu^2/2)-zCDP (exact rational).
 
-    Contract: the exact value mu^2/2 (the Gaussian pair's rho; MATH.md section 2).
+    Contract: the exact value mu^2/2 (the Gaussian pair's rho; docs/math.md §4.1 and §6).
     """
     m = _mu(mu)
     return m * m / 2
@@ -134,17 +139,17 @@ def gdp_to_rho(mu: Number) -> Fraction:
 def zcdp_epsilon(rho: Number, delta: Number, target: Target = CONVERSION_TARGET) -> ConversionResult:
     """Certified eps at delta for a rho-zCDP mechanism: inf_t (rho t(t+1) + log c_t - log delta)/t.
 
-    Contract: as certdp.notions.epsilon with K(t) = rho t(t+1) (MATH.md section 3, F_Z); the
+    Contract: as certdp.notions.epsilon with K(t) = rho t(t+1) (docs/math.md §3, F_Z); the
     upper end is a sound epsilon for every rho-zCDP mechanism.
     """
-    r = real("rho", rho, gt=0)
+    r = rho_value(rho)
     return epsilon_from_cgf(lambda t: to_ball(r) * t * (t + 1), delta, via="zcdp", target=target)
 
 
 def zcdp_delta(rho: Number, eps: Number, target: Target = CONVERSION_TARGET) -> ConversionResult:
     """Certified delta at eps for a rho-zCDP mechanism: exp(inf_t rho t(t+1) - t eps + log c_t).
 
-    Contract: as certdp.notions.delta with K(t) = rho t(t+1) (MATH.md section 3).
+    Contract: as certdp.notions.delta with K(t) = rho t(t+1) (docs/math.md §3).
     """
-    r = real("rho", rho, gt=0)
-    return delta_from_cgf(lambda t: to_ball(r) * t * (t + 1), eps, via="zcdp", target=target)
+    r = rho_value(rho)
+    return delta_from_cgf(lambda t: to_ball(r) * t * (t + 1), eps, via="zcdp", target=target, kl=lambda: to_ball(r))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from certdp.enclose import DEFAULT_TARGET, Enclosure, Target, refine
-from certdp.notions.orders import t_ball, t_from_order, t_of
+from certdp.notions.orders import require_pair, require_target, t_ball, t_from_order, t_of
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import Number
 
@@ -12,8 +12,9 @@ def cgf(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGET) -> Enclos
     """Enclosure of K(t) = log E_P[e^{tL}] = t D_{t+1}(P||Q).
 
     Contract: contains K(t) for the exact rational t; width per ``target``. Proof: the pair's
-    ``cgf_ball`` contract (MATH.md section 2).
+    ``cgf_ball`` contract (docs/math.md §4).
     """
+    require_pair(pair), require_target(target)
     tt = t_of(t)
     t_ball(pair, tt)
     return refine(lambda: pair.cgf_ball(t_ball(pair, tt)), target, what="cgf")
@@ -22,8 +23,9 @@ def cgf(pair: PrivacyPair, t: Number, target: Target = DEFAULT_TARGET) -> Enclos
 def rdp(pair: PrivacyPair, alpha: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Enclosure of the Renyi divergence D_alpha(P||Q) = K(alpha-1)/(alpha-1), alpha > 1.
 
-    Contract: contains D_alpha for the exact rational alpha (MATH.md section 1).
+    Contract: contains D_alpha for the exact rational alpha (docs/math.md §1).
     """
+    require_pair(pair), require_target(target)
     tt = t_from_order(alpha)
     t_ball(pair, tt)
 
@@ -36,4 +38,5 @@ def rdp(pair: PrivacyPair, alpha: Number, target: Target = DEFAULT_TARGET) -> En
 
 def kl(pair: PrivacyPair, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Enclosure of KL(P||Q) = lim_{t->0} K(t)/t. Contract: the pair's ``kl_ball`` contract."""
+    require_pair(pair), require_target(target)
     return refine(pair.kl_ball, target, what="kl")

@@ -1,18 +1,18 @@
-"""Certified two-sided bounds on the total variation of random allocation (seed 003 App. C.5).
+"""Certified two-sided bounds on the total variation of random allocation (arXiv:2610.09651 App. C.5).
 
-Notation (MATH.md section 4): under Q every step value Y = exp(tX - t^2/2), t = 1/sigma, is
+Notation (docs/math.md §9.1): under Q every step value Y = exp(tX - t^2/2), t = 1/sigma, is
 lognormal with P(Y <= y) = Phi((ln y + t^2/2)/t) and E[Y; Y <= y] = Phi((ln y - t^2/2)/t).
 An epoch's likelihood ratio is L = S/M with S the sum of its M step values; Lambda is the product
 of the E epoch ratios and TV = 1 - E_Q min(1, Lambda).
 
-Upper bound (seed 003 Lemma C.5, mass splitting). (i) Each Y is split between the ends of its
+Upper bound (arXiv:2610.09651 Lemma C.5, mass splitting; docs/math.md §9.6). (i) Each Y is split between the ends of its
 lattice cell [(k-1)h, kh] keeping its mean; (ii) S is then on hZ with masses p^M; (iii) each
 epoch value S/M is split between the ends of its cell on the grid e^{j eta}, keeping its mean;
 (iv) the grid indices add over epochs: b = r^E. Each split only lowers E min(1, Lambda) because
 min(1, prod L_e) is concave in each coordinate; dropping any mass lowers it too. Hence
     TV <= 1 - sum_k b_k min(1, e^{k eta}) = A + (1 - sum_k b_k),   A = sum_{k<0} b_k (1 - e^{k eta}).
 
-Lower bound (derived here; MATH.md section 4 sketch). Post-processing cannot raise TV, and the
+Lower bound (derived here; docs/math.md §9.7). Post-processing cannot raise TV, and the
 likelihood ratio of a post-processed pair is the Q-conditional mean of Lambda given the output.
 (i) Partition (0, inf) into cells (b_{k-1}, b_k]; each cell is assigned a lattice point u >= its
 conditional mean (centred cells: u_k = kh with E[Y | cell] <= u_k verified in Arb; any other
@@ -559,7 +559,7 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
     """Certified bound on TV(P^E, Q^E) of random allocation on ``grid``.
 
     Contract: side="upper": TV <= bound.upper; side="lower": TV >= bound.lower. Proof: module
-    docstring (seed 003 Lemma C.5 for the upper side; post-processing for the lower side).
+    docstring (arXiv:2610.09651 Lemma C.5 for the upper side; post-processing for the lower side).
     Every dropped mass is accounted for (``lost``; schemes 2 and 3 count there, on the upper
     side, the part of the atoms below the log grid that is split onto L = 0). Any valid grid gives
     a sound bound, possibly trivial (upper 1, lower 0) when no atom is kept. Raises

@@ -1,8 +1,8 @@
-"""Closed-form total-variation and attack bounds for random allocation (seed 003 section 3).
+"""Closed-form total-variation and attack bounds for random allocation (arXiv:2610.09651 §3).
 
-All results are certified enclosures (MATH.md sections 3 and 4). With x = chi^2 of one epoch:
+All results are certified enclosures (docs/math.md §8 and §9.2). With x = chi^2 of one epoch:
 c_E = (1 + x)^E - 1 is chi^2 of E epochs; U(c) = sqrt(c)/2 (c <= 1), c/(1+c) (c >= 1) bounds
-TV (seed 003 Prop. 3.2, tight); the best balanced membership attack has accuracy 1/2 + TV/2.
+TV (arXiv:2610.09651 eq. (10), tight; docs/math.md §8); the best balanced membership attack has accuracy 1/2 + TV/2.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def _lambda(lam: Number) -> Fraction:
 def c_of_lambda(lam: Number) -> Fraction:
     """The chi^2 level whose U equals lambda: 4 lambda^2 (lambda <= 1/2) or lambda/(1-lambda). Exact.
 
-    Contract: exact; U(c_of_lambda(l)) = l (seed 003 Prop. 3.2; proofs_checks ``ra_u_continuity``).
+    Contract: exact; U(c_of_lambda(l)) = l (docs/math.md §8; proofs_checks ``ra_u_continuity``).
     """
     v = _lambda(lam)
     return 4 * v * v if v <= Fraction(1, 2) else v / (1 - v)
@@ -46,20 +46,20 @@ def u_of_c(c: Ball) -> Ball:
 def chi2_epochs_ball(pair: RandomAllocation) -> Ball:
     """c_E = expm1(E log1p(x)), x = (e^{1/sigma^2}-1)/M.
 
-    Contract: contains c_E (MATH.md section 4).
+    Contract: contains c_E (docs/math.md §9.2).
     """
     return (pair.epochs * pair.chi2_one_epoch().log1p()).expm1()
 
 
 def chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains c_E = (1 + (e^{1/sigma^2}-1)/M)^E - 1 (MATH.md section 4; proofs_checks
+    """Contract: contains c_E = (1 + (e^{1/sigma^2}-1)/M)^E - 1 (docs/math.md §9.2; proofs_checks
     ``ra_chi2_one_epoch``, ``ra_product_epochs``, ``ra_c_e_bounds``)."""
     return refine(lambda: chi2_epochs_ball(pair), target, what="chi2")
 
 
 def tv_upper_closed_form(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains U(c_E); its upper end is a certified upper bound on TV(P^E, Q^E)
-    (seed 003 Thm 3.3 / Prop. 3.2 via Cauchy-Schwarz; MATH.md section 3; proofs_checks
+    (arXiv:2610.09651 Thm 3.3; docs/math.md §8 and §9.2; proofs_checks
     ``ra_u_cauchy_schwarz``, ``ra_u_tight``)."""
     return refine(lambda: u_of_c(chi2_epochs_ball(pair)), target, what="tv_upper")
 
@@ -71,7 +71,7 @@ def attack_accuracy_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGE
 
 def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains a + sqrt(c_E a (1 - a)); the upper end bounds the TPR of every test with
-    false-positive rate a in (0, 1/2] (seed 003 Prop. B.2, MATH.md section 3; proofs_checks
+    false-positive rate a in (0, 1/2] (arXiv:2610.09651 Prop. B.2; docs/math.md §8; proofs_checks
     ``ra_tpr_bound``)."""
     a = real("fpr", fpr, gt=0, le=Fraction(1, 2))
 
@@ -85,7 +85,7 @@ def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARG
 def sigma_closed_form(steps: Number, epochs: Number, lam: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains sigma(M, E, lambda) = [ln(1 + M((1 + c_lambda)^{1/E} - 1))]^{-1/2}
     (proofs_checks ``ra_sigma_closed_form``), the
-    noise at which U(c_E) = lambda (seed 003 Cor. 3.4; MATH.md section 4)."""
+    noise at which U(c_E) = lambda (arXiv:2610.09651 Cor. 3.4; docs/math.md §9.2)."""
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     c = c_of_lambda(lam)
 
@@ -120,7 +120,7 @@ def steps_closed_form(epochs: Number, sigma: Number, lam: Number, target: Target
 
 def gdp_limit_mu(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains mu = sqrt((E/M)(e^{1/sigma^2} - 1)) (proofs_checks ``ra_gdp_limit``), the
-    GDP limit as E/M -> r (seed 003; MATH.md section 4). A limit: it carries NO finite-M guarantee."""
+    GDP limit as E/M -> r (arXiv:2610.09651 Thm 3.5; docs/math.md §9.4). A limit: it carries NO finite-M guarantee."""
     return refine(lambda: (pair.epochs * pair.chi2_one_epoch()).sqrt(), target, what="mu")
 
 
@@ -146,8 +146,8 @@ def sigma_gdp_limit(steps: Number, epochs: Number, lam: Number, target: Target =
 
 def pinsker_d2_tv_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Contract: contains sqrt(D_2/2), D_2 = E ln(1 + x) = ln(1 + c_E): Pinsker with KL <= D_2
-    (seed 003 section 3, Mahloujifar et al.; proofs_checks ``ra_pinsker_d2``). For comparison;
-    looser than U(c_E)."""
+    (Mahloujifar et al., see arXiv:2610.09651 App. B.2; docs/math.md §8; proofs_checks
+    ``ra_pinsker_d2``). For comparison; looser than U(c_E)."""
     return refine(lambda: (pair.epochs * pair.chi2_one_epoch().log1p() / 2).sqrt(), target, what="tv_upper")
 
 

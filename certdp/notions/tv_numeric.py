@@ -5,7 +5,7 @@ produce a certified number. Two methods:
 
 * :func:`approx_tv_monte_carlo`: E_Q (1 - Lambda)_+ = TV over n draws, with its standard error.
 * :func:`approx_tv_lattice`: each Y = exp(tX - t^2/2) is rounded to the lattice hZ by mean-keeping
-  mass splitting (seed 003 Lemma C.5), the epoch sum is an M-fold convolution (FFT, truncated at
+  mass splitting (arXiv:2610.09651 Lemma C.5), the epoch sum is an M-fold convolution (FFT, truncated at
   8M), each epoch value S/M is split onto the grid e^{j eta}, and the E epochs are an E-fold
   convolution. Each rounding only raises TV (Lemma C.5), by O(h^2) + O(eta^2), so the value at
   (h, eta) and at (h/2, eta/2) are combined by Richardson extrapolation. Self-checks: total mass,
@@ -20,8 +20,60 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from certdp.errors import PrecisionExhausted
+from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.pairs.params import Number, integer, real
+
+#: sigma range of the numeric methods: below 1e-3 the ratio's variance e^{1/sigma^2} overflows a
+#: float, above 1e4 it underflows to 0 (and TV is below 1e-8 anyway: the closed-form bound says so).
+MIN_SIGMA, MAX_SIGMA = 1e-3, 1e4
+#: Longest array the lattice method builds (float64 entries; its FFTs hold a few arrays of twice
+#: this length, about 0.5 GiB at the limit).
+MAX_LATTICE_POINTS = 1 << 22
+#: Most normal draws (n M E) of one Monte Carlo run (about 10 minutes), and the most per draw (one
+#: draw of M E normals is held in memory at once).
+MAX_MC_NORMALS = 10**10
+MAX_MC_DRAW = 4_000_000
+
+
+def _sigma_in_range(sigma: Number) -> float:
+    s = real("sigma", sigma, gt=0)
+    if not MIN_SIGMA <= s <= MAX_SIGMA:
+        raise LimitExceeded(
+            f"sigma={fmt_value(sigma)} is outside [{MIN_SIGMA:g}, {MAX_SIGMA:g}], the range of the numeric TV "
+            "methods (use the closed-form bound)"
+        )
+    return float(s)
+
+
+def lattice_points(steps: int, epochs: int, sigma: float, grid: dict[str, float] | None = None) -> int:
+    """Length of the longest array :func:`approx_tv_lattice` builds on ``grid`` (default grid if
+    None), at its finer level (h/2, eta/2): the step lattice cap/h, the epoch sum l_max M/h and the
+    E-fold log-grid power E log(l_max M/h)/eta. A float work estimate, not a certified quantity.
+
+    Contract: an upper estimate of the array lengths (hence of memory; time grows like n log n).
+    """
+    g = {**default_grid(steps, epochs, sigma), **(grid or {})}
+    h, eta = g["h"] / 2, g["eta"] / 2
+    step_points = g["cap"] / h + 1
+    sum_points = g["l_max"] * steps / h + 2
+    power_points = epochs * ((math.log(g["l_max"]) + math.log(steps / h)) / eta + 2)
+    return math.ceil(max(step_points, sum_points, power_points))
+
+
+def check_lattice_work(steps: int, epochs: int, sigma: Number, grid: dict[str, float] | None = None) -> float:
+    """Refuse (LimitExceeded, naming the parameters) a lattice run whose arrays would exceed
+    MAX_LATTICE_POINTS, before anything is allocated. Returns sigma as a float.
+
+    Contract: returns only if sigma is in [MIN_SIGMA, MAX_SIGMA] and lattice_points <= MAX_LATTICE_POINTS.
+    """
+    s = _sigma_in_range(sigma)
+    points = lattice_points(steps, epochs, s, grid)
+    if points > MAX_LATTICE_POINTS:
+        raise LimitExceeded(
+            f"steps={steps}, epochs={epochs}, sigma={fmt_value(sigma)}: the numeric TV lattice needs {points:.3g} "
+            f"points, above the limit {MAX_LATTICE_POINTS} (about 0.5 GiB); use --method closed-form or monte-carlo"
+        )
+    return s
 
 
 @dataclass(frozen=True)
@@ -45,8 +97,13 @@ def approx_tv_monte_carlo(
     Contract: none (approx_*): an unbiased estimate and its standard error.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
-    t = 1 / float(real("sigma", sigma, gt=0))
+    t = 1 / _sigma_in_range(sigma)
     n = integer("n", n, ge=2)
+    if m * e > MAX_MC_DRAW or n * m * e > MAX_MC_NORMALS:
+        raise LimitExceeded(
+            f"samples={n}, steps={m}, epochs={e}: Monte Carlo needs {n * m * e:.3g} normal draws "
+            f"({m * e} per sample); the limits are {MAX_MC_NORMALS:.0e} and {MAX_MC_DRAW} per sample"
+        )
     rng = np.random.default_rng(seed)
     chunk = max(1, 4_000_000 // (m * e))
     total = total_sq = 0.0
@@ -194,7 +251,7 @@ def default_grid(steps: int, epochs: int, sigma: float) -> dict[str, float]:
     v = (e^{t^2} - 1)/M): h = 9e-3 sqrt(e^{t^2} - 1) (the step rounding adds about h^2/(6M) to
     Var L) and eta = 0.01 sqrt(v), capped at 0.0162 and 8e-4 (small M: the kink of min(1, Lambda)
     needs the absolute resolution); (cap, l_max) from :func:`clamp_plan` at a slack of 1e-9. On
-    seed 003's cells the Richardson value agrees with a 4x finer grid to ~1e-11.
+    the nine cells of arXiv:2610.09651 (Table 4) the Richardson value agrees with a 4x finer grid to ~1e-11.
     Contract: none: a heuristic grid for the float code.
     """
     t = 1 / sigma
@@ -214,7 +271,7 @@ def approx_tv_lattice(steps: Number, epochs: Number, sigma: Number, grid: dict[s
     Contract: none (approx_*): float value with self-checks; never certified.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
-    s = float(real("sigma", sigma, gt=0))
+    s = check_lattice_work(m, e, sigma, grid)
     g = {**default_grid(m, e, s), **(grid or {})}
     t = 1 / s
     coarse, lost_c, neg_c = _tv_upper_scheme(t, m, e, g["h"], g["eta"], g["cap"], g["l_max"])
@@ -240,8 +297,8 @@ class ApproxSigma:
 
 
 def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float = 1e-6) -> ApproxSigma:
-    """Root of the numeric TV(sigma) = lambda by bracketing (TV is non-increasing in sigma, seed 003
-    App. C.4), coarse grid first, then the extrapolated lattice. Not certified.
+    """Root of the numeric TV(sigma) = lambda by bracketing (TV is non-increasing in sigma,
+    docs/math.md §9.5), coarse grid first, then the extrapolated lattice. Not certified.
 
     Contract: none (approx_*): a float root; calibrate_tv certifies around it.
     """
@@ -252,11 +309,16 @@ def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float =
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     target = float(real("tv", lam, gt=0, lt=1))
     hi = float(sigma_closed_form(m, e, lam).upper) * 1.0001  # U(c_E) >= TV, so TV(hi) < lambda
+    try:
+        check_lattice_work(m, e, hi)
+    except LimitExceeded as exc:
+        raise LimitExceeded(f"tv={fmt_value(lam)} needs sigma near {hi:.4g}: {exc}") from None
     count = 0
 
     def coarse(s: float) -> float:
         nonlocal count
         count += 1
+        check_lattice_work(m, e, s)
         g = default_grid(m, e, s)
         return _tv_upper_scheme(1 / s, m, e, 2 * g["h"], 2 * g["eta"], g["cap"], g["l_max"])[0] - target
 
@@ -298,7 +360,7 @@ def approx_tpr_at_fpr(steps: Number, epochs: Number, sigma: Number, fpr: Number)
     Contract: none (approx_*): float value on the lattice distribution.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
-    s = float(real("sigma", sigma, gt=0))
+    s = check_lattice_work(m, e, sigma)
     a = float(real("fpr", fpr, gt=0, lt=1))
     g = default_grid(m, e, s)
     b, k, _, _ = _log_lr_distribution(1 / s, m, e, g["h"] / 2, g["eta"] / 2, g["cap"], g["l_max"])

@@ -1,11 +1,12 @@
-"""The zCDP parameter rho = sup_{t>0} K(t)/(t(t+1)) as a certified supremum (MATH.md section 1)."""
+"""The zCDP parameter rho = sup_{t>0} K(t)/(t(t+1)) as a certified supremum (docs/math.md §2)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, refine, sup_cgf_ratio, upper_float
-from certdp.errors import Unsupported
+from certdp.errors import Unsupported, invalid
+from certdp.notions.orders import require_pair, require_target
 from certdp.pairs import PrivacyPair
 
 
@@ -13,17 +14,29 @@ from certdp.pairs import PrivacyPair
 class RhoResult:
     """rho with how it was certified: ``closed-form`` (proof in the pair's docstring) or
     ``search`` (branch and bound; ``argmax`` is where the sup was approached: a float t, 0.0 for
-    t -> 0, inf for t -> inf)."""
+    t -> 0, inf for t -> inf). ``repr`` shows the sound (upper) value in decimal; ``float(res)``
+    is that upper end rounded up."""
 
     enclosure: Enclosure
     method: str
     argmax: float | None
     evaluations: int
 
+    def __float__(self) -> float:
+        """Contract: a float >= the upper end of rho's enclosure (rounded up; a sound rho)."""
+        return self.enclosure.upper_float()
+
+    def __repr__(self) -> str:
+        where = "" if self.argmax is None else f", argmax={self.argmax:.8g}"
+        return f"RhoResult(rho <= {self.enclosure.upper_str(17)}, method={self.method}{where})"
+
 
 def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
     if not pair.real_orders:
-        raise Unsupported(f"{pair.mechanism}: a certified sup over real orders needs a CGF at real orders")
+        raise Unsupported(
+            f"mechanism={pair.mechanism}: a certified sup over real orders needs a CGF at real orders (this "
+            "mechanism has integer orders only)"
+        )
     kl = pair.kl_ball()
     tail_witness = pair.ratio_tail_witness()
     tail = pair.ratio_tail_bound
@@ -36,13 +49,19 @@ def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
 
     mag = max(upper_float(kl), upper_float(tail_witness) if tail_witness is not None else 0.0)
     tol = target.tolerance_for(mag) / 4
+
+    def K(t: Ball) -> Ball:
+        pair.check_order(t)  # a pair's order limit (LimitExceeded) holds for search points too
+        return pair.cgf_ball(t)
+
     res = sup_cgf_ratio(
-        pair.cgf_ball,
+        K,
         head_witness=kl,
         tail_bound=tail_bound,
         tail_witness=tail_witness,
         head_curvature=pair.head_curvature_upper,
         tol=tol,
+        max_t=None if pair.max_t() is None else float(pair.max_t()),  # type: ignore[arg-type]
     )
     return res.value, res.argbest, res.evaluations
 
@@ -56,8 +75,9 @@ def rho_detail(pair: PrivacyPair, target: Target = DEFAULT_TARGET, *, method: st
     certdp.enclose.optimize.sup_cgf_ratio (chord bounds from convexity of K, head bound
     K(t0)/t0, the pair's tail bound).
     """
+    require_pair(pair), require_target(target)
     if method not in ("auto", "closed-form", "search"):
-        raise ValueError(f"method={method} must be auto, closed-form or search")
+        raise invalid("method", method, "must be auto, closed-form or search")
     if method != "search" and pair.rho_closed_form() is not None:
         enc = refine(pair.rho_closed_form, target, what="rho")  # type: ignore[arg-type]
         arg = float("inf") if pair.rho_attained_at_infinity else None

@@ -1,4 +1,4 @@
-"""zCDP to GDP, certified (seed 001; MATH.md section 3).
+"""zCDP to GDP, certified (arXiv:2611.01218; docs/math.md §7).
 
 Every rho-zCDP mechanism is mu(rho)-GDP with
 
@@ -16,6 +16,13 @@ t_rho < rho + 2; tanh x >= x - x^3/3 gives t_rho < 2 sqrt(rho) for rho < 3/2.
 Stable evaluation: Phi^{-1}(1/(1+e^{-t})) = sqrt 2 erfinv(tanh(t/2)) (small t, no 1 - tiny) and
 = sqrt 2 erfcinv(2 e^{-t}/(1 + e^{-t})) (large t; the argument underflows no double: Arb's
 exponent range is unbounded), so rho up to 1e4 and beyond is fine.
+
+Supported range: rho in [RHO_MIN, RHO_MAX] = [1e-100, 1e20] for every function here
+(InvalidArgument outside, naming rho and the range): the root bracket and the bisection
+tolerance are chosen with floats, and at rho = 1e50 the conversions to (eps, delta) no longer
+settle. (Before, rho = 1e20 failed with "root bracket hi=1e+20: f(hi) > 0 is not certified":
+the bracket end rho + 2 needs more than 64 bits; the bracket check now reports an undecided
+sign as PrecisionExhausted, so certdp.enclose.refine retries at a higher precision.)
 """
 
 from __future__ import annotations
@@ -40,18 +47,53 @@ from certdp.enclose import (
     root_increasing,
     to_ball,
 )
-from certdp.errors import InvalidArgument, Undecided
+from certdp.errors import InvalidArgument, Undecided, invalid
+from certdp.notions.orders import require_numbers
 from certdp.pairs.params import Number, real
 
 RhoInput = Number | Enclosure
+
+#: Supported range of rho (module docstring).
+RHO_MIN = Fraction(1, 10**100)
+RHO_MAX = Fraction(10**20)
+_RHO_RANGE = "must lie in [1e-100, 1e20] (the supported range of the zCDP conversions)"
+
+
+def rho_value(rho: Number, name: str = "rho") -> Fraction:
+    """Exact rho in the supported range of the module docstring.
+
+    Contract: the exact value, or InvalidArgument ``rho=... must ...`` naming the range.
+    """
+    r = real(name, rho, gt=0)
+    if not RHO_MIN <= r <= RHO_MAX:
+        raise invalid(name, rho, _RHO_RANGE)
+    return r
+
+
+#: Supported range of a GDP parameter mu: at mu = 1e6 eps(delta) needs e^{mu^2/2} (certdp.notions.gdp).
+MU_MIN = Fraction(1, 10**100)
+MU_MAX = Fraction(10**4)
+
+
+def mu_value(mu: Number, name: str = "mu") -> Fraction:
+    """Exact mu in [MU_MIN, MU_MAX] = [1e-100, 1e4].
+
+    Contract: the exact value, or InvalidArgument ``mu=... must ...`` naming the range.
+    """
+    m = real(name, mu, gt=0)
+    if not MU_MIN <= m <= MU_MAX:
+        raise invalid(name, mu, "must lie in [1e-100, 1e4] (the supported range of GDP parameters)")
+    return m
 
 
 def _rho_ball(rho: RhoInput) -> Ball:
     if isinstance(rho, Enclosure):
         if rho.lower <= 0:
             raise InvalidArgument(f"rho={rho} must be > 0")
+        if rho.lower < RHO_MIN or rho.upper > RHO_MAX:
+            raise invalid("rho", rho, _RHO_RANGE)
         return rho.ball()
-    return to_ball(real("rho", rho, gt=0))
+    return to_ball(rho_value(rho))
 
 
 def _t_ball(r: Ball, bits: int) -> Ball:
@@ -103,8 +145,8 @@ def t_of_rho(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
 def mu_from_rho(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     """Certified mu(rho) = 2 Phi^{-1}(1/(1 + e^{-t_rho})): every rho-zCDP mechanism is mu-GDP.
 
-    Contract: contains mu(rho) for every rho in the input; optimal conversion (seed 001 Thm.;
-    MATH.md section 3; proofs_checks ``gdp_corner_point``, ``gdp_root_monotone``). Stable for
+    Contract: contains mu(rho) for every rho in the input; optimal conversion (arXiv:2611.01218;
+    docs/math.md §7; proofs_checks ``gdp_corner_point``, ``gdp_root_monotone``). Stable for
     rho from 1e-12 to 1e4 (module docstring). Raises PrecisionExhausted if the target width
     cannot be met (e.g. an input Enclosure that is too wide).
     """
@@ -118,7 +160,7 @@ def zcdp_tv_upper(rho: RhoInput, target: Target = DEFAULT_TARGET) -> Enclosure:
     With z = mu/2 = Phi^{-1}(sigma(t)), 2 Phi(z) - 1 = 2 sigma(t) - 1 = tanh(t/2): the TV of
     randomized response with eps = t_rho. Attack accuracy is 1/2 + TV/2 = 1/(1 + e^{-t_rho}).
     Contract: contains tanh(t_rho/2) for every rho in the input; an upper bound on the TV of
-    every rho-zCDP mechanism (seed 001 via GDP; MATH.md section 3; proofs_checks ``gdp_tv_tanh``).
+    every rho-zCDP mechanism (arXiv:2611.01218 via GDP; docs/math.md §7; proofs_checks ``gdp_tv_tanh``).
     """
 
     def compute() -> Ball:
@@ -132,9 +174,9 @@ def rho_from_mu(mu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
 
     With z = mu/2 and e = 2 Phi(z) - 1 = erf(z/sqrt 2): t = logit Phi(z) = 2 atanh(e) (small
     mu) = log((1 + e)/erfc(z/sqrt 2)) (large mu), and rho = t tanh(t/2) = t e.
-    Contract: contains rho(mu) (MATH.md section 3; proofs_checks ``gdp_inverse``).
+    Contract: contains rho(mu) (docs/math.md §7; proofs_checks ``gdp_inverse``).
     """
-    m = real("mu", mu, gt=0)
+    m = mu_value(mu)
 
     def compute() -> Ball:
         z = to_ball(m) / 2 / to_ball(2).sqrt()
@@ -146,12 +188,12 @@ def rho_from_mu(mu: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
 
 
 def mu_bounds(rho: Number, target: Target = DEFAULT_TARGET) -> tuple[Enclosure, Enclosure]:
-    """(sqrt(pi rho), sqrt(8 rho)): seed 001's sharp bounds sqrt(pi rho) <= mu(rho) <= sqrt(8 rho).
+    """(sqrt(pi rho), sqrt(8 rho)): the sharp bounds of arXiv:2611.01218, sqrt(pi rho) <= mu(rho) <= sqrt(8 rho).
 
     Contract: enclosures of the two closed forms (proofs_checks ``gdp_asymptotics`` for the
     limits that make the constants sharp).
     """
-    r = real("rho", rho, gt=0)
+    r = rho_value(rho)
     low = refine(lambda: (pi() * to_ball(r)).sqrt(), target, what="sqrt(pi rho)")
     high = refine(lambda: (8 * to_ball(r)).sqrt(), target, what="sqrt(8 rho)")
     return low, high
@@ -173,9 +215,9 @@ def compare_composition_order(rhos: Iterable[Number], target: Target = DEFAULT_T
     Contract: ``before`` contains sqrt(sum_i mu(rho_i)^2) (GDP composition), ``after`` contains
     mu(sum_i rho_i) (zCDP composition then conversion); both are valid GDP parameters of the
     composition. Strict convexity of mu^2 with mu(0) = 0 makes ``before`` smaller for two or
-    more terms (seed 001; see :func:`check_mu_squared_convex`). Verdict is three-valued.
+    more terms (arXiv:2611.01218; docs/math.md §7; see :func:`check_mu_squared_convex`). Verdict is three-valued.
     """
-    rs = [real("rho", r, gt=0) for r in rhos]
+    rs = [rho_value(r) for r in require_numbers("rhos", rhos)]  # type: ignore[arg-type]
     if not rs:
         raise InvalidArgument("rhos=[] must hold at least one value")
     total = sum(rs, Fraction(0))
@@ -232,12 +274,14 @@ def check_mu_squared_convex(
     The z-interval [mu(rho_lo)/2, mu(rho_hi)/2] (outward) is split adaptively until C(z) > 0 is
     certified on every piece (:func:`_convexity_numerator`; certdp.enclose.certify_positive).
     Raises Undecided if that needs more than ``max_pieces`` pieces, and InvalidArgument with the
-    witness if C < 0 is certified somewhere (which would refute seed 001's claim).
+    witness if C < 0 is certified somewhere (which would refute the claim of arXiv:2611.01218).
     Contract: returns only if d^2 mu^2 / d rho^2 > 0 on the whole interval (proofs_checks
     ``gdp_convexity_formula`` for C).
     """
-    lo = real("rho_lo", rho_lo, gt=0)
-    hi = real("rho_hi", rho_hi, gt=lo)
+    lo = rho_value(rho_lo, "rho_lo")
+    hi = rho_value(rho_hi, "rho_hi")
+    if not hi > lo:
+        raise invalid("rho_hi", rho_hi, f"must be > rho_lo={rho_lo}")
     za = to_ball(mu_from_rho(lo, target).lower) / 2
     zb = to_ball(mu_from_rho(hi, target).upper) / 2
     res = certify_positive(_convexity_numerator, za, zb, max_pieces=max_pieces)
@@ -261,7 +305,7 @@ class RandomizedResponseCheck:
 
 
 def randomized_response_check(t: Number, target: Target = DEFAULT_TARGET) -> RandomizedResponseCheck:
-    """Certified check of seed 001's reading of mu(rho) on randomized response with eps = t.
+    """Certified check of the randomized-response reading of mu(rho) (docs/math.md §7) at eps = t.
 
     KL(P||Q) with P = (p, 1-p), Q = (1-p, p), p = e^t/(1+e^t), from the definition
     p log(p/(1-p)) + (1-p) log((1-p)/p); mu of the KL (as an input ball) and the corner mu.

@@ -1,4 +1,4 @@
-"""Privacy pairs: frozen, validated descriptions with certified CGFs (MATH.md section 2)."""
+"""Privacy pairs: frozen, validated descriptions with certified CGFs (docs/math.md §4)."""
 
 from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair

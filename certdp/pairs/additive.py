@@ -1,4 +1,4 @@
-"""Additive-noise pairs with closed-form CGFs: P = Law(s + Z), Q = Law(Z) (MATH.md section 2)."""
+"""Additive-noise pairs with closed-form CGFs: P = Law(s + Z), Q = Law(Z) (docs/math.md §4)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, taylor_coefficients, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
-from certdp.pairs.params import Number, real
+from certdp.pairs.domain import bounded
+from certdp.pairs.params import Number
 
 
 @dataclass(frozen=True, init=False)
@@ -16,6 +17,9 @@ class Gaussian(PrivacyPair):
     """Gaussian noise N(0, sigma^2) with shift s.
 
     K(t) = t(t+1) s^2/(2 sigma^2); KL = rho = s^2/(2 sigma^2); Gamma = 0.
+
+    Domain: sigma > 0 and shift != 0 of magnitude in [1e-100, 1e100] (certdp.pairs.domain);
+    closed forms, so no work limit.
     """
 
     sigma: Fraction
@@ -25,20 +29,20 @@ class Gaussian(PrivacyPair):
     rho_attained_at_infinity = True
 
     def __init__(self, sigma: Number, shift: Number = 1) -> None:
-        object.__setattr__(self, "sigma", real("sigma", sigma, gt=0))
-        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+        object.__setattr__(self, "sigma", bounded("sigma", sigma, self.mechanism, gt=0))
+        object.__setattr__(self, "shift", bounded("shift", shift, self.mechanism, nonzero=True))
 
     def _c(self) -> Ball:
         return to_ball(self.shift**2 / (2 * self.sigma**2))
 
     def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: contains t(t+1) s^2/(2 sigma^2). Proof: MATH.md section 2 (Gaussian row);
+        """Contract: contains t(t+1) s^2/(2 sigma^2). Proof: docs/math.md §4.1;
         proofs_checks ``gaussian_cgf``."""
         require_positive_t(t)
         return t * (t + 1) * self._c()
 
     def kl_ball(self) -> Ball:
-        """Contract: contains s^2/(2 sigma^2). Proof: MATH.md section 2; proofs_checks ``gaussian_cgf``."""
+        """Contract: contains s^2/(2 sigma^2). Proof: docs/math.md §4.1; proofs_checks ``gaussian_cgf``."""
         return self._c()
 
     def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball]:
@@ -76,9 +80,12 @@ def _laplace_cgf_closed(u: Ball) -> Callable[[Ball], Ball]:
 class Laplace(PrivacyPair):
     """Laplace noise with density exp(-|x|/b)/(2b) and shift s; u = |s|/b.
 
-    e^{K(t)} = (t+1)/(2t+1) e^{t u} + t/(2t+1) e^{-(t+1) u} (MATH.md section 2, checked there).
+    e^{K(t)} = (t+1)/(2t+1) e^{t u} + t/(2t+1) e^{-(t+1) u} (docs/math.md §4.2, derived there).
     KL = u + e^{-u} - 1; D_inf = u. rho is certified by search (certdp.notions.zcdp), and
-    MATH.md states it equals KL (sup approached as t -> 0).
+    arXiv:2610.02414 (after Harrison and Manurangsi) states it equals KL (sup approached as t -> 0).
+
+    Domain: scale > 0 and shift != 0 of magnitude in [1e-100, 1e100] (certdp.pairs.domain);
+    closed forms, so no work limit.
     """
 
     scale: Fraction
@@ -87,8 +94,8 @@ class Laplace(PrivacyPair):
     mechanism = "laplace"
 
     def __init__(self, scale: Number = 1, shift: Number = 1) -> None:
-        object.__setattr__(self, "scale", real("scale", scale, gt=0))
-        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+        object.__setattr__(self, "scale", bounded("scale", scale, self.mechanism, gt=0))
+        object.__setattr__(self, "shift", bounded("shift", shift, self.mechanism, nonzero=True))
 
     def _u(self) -> Ball:
         return to_ball(abs(self.shift) / self.scale)
@@ -97,14 +104,14 @@ class Laplace(PrivacyPair):
         """Contract: contains K(t) for all t in the ball (proofs_checks ``laplace_cgf``).
 
         Evaluated as log1p([(t+1) expm1(t u) + t expm1(-(t+1) u)]/(2t+1)), algebraically equal to
-        the MATH.md form (subtract 1 = ((t+1) + t)/(2t+1)); the expm1/log1p form keeps relative
+        the form of docs/math.md §4.2 (subtract 1 = ((t+1) + t)/(2t+1)); the expm1/log1p form keeps relative
         accuracy as t -> 0.
         """
         require_positive_t(t)
         return laplace_cgf_u(t, self._u())
 
     def kl_ball(self) -> Ball:
-        """Contract: contains u + e^{-u} - 1 = E_P[L] (MATH.md section 2; proofs_checks ``laplace_kl``)."""
+        """Contract: contains u + e^{-u} - 1 = E_P[L] (docs/math.md §4.2; proofs_checks ``laplace_kl``)."""
         u = self._u()
         return u + (-u).expm1()
 

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from certdp.enclose import Ball, current_prec, to_ball
 from certdp.errors import Unsupported, invalid
+from certdp.pairs.domain import work_limit
 from certdp.pairs.params import exact_str
 
 
@@ -22,7 +23,7 @@ from certdp.pairs.params import exact_str
 class PrivacyPair(abc.ABC):
     """Base class. Subclasses set ``mechanism`` and implement :meth:`cgf_ball` and :meth:`kl_ball`.
 
-    Conventions (MATH.md section 1): K(t) = log E_P[exp(t L)], L = log dP/dQ, t > 0; Renyi order
+    Conventions (docs/math.md §1): K(t) = log E_P[exp(t L)], L = log dP/dQ, t > 0; Renyi order
     alpha = t + 1; rho = sup_t K(t)/(t(t+1)).
     """
 
@@ -34,6 +35,8 @@ class PrivacyPair(abc.ABC):
     grid_by_default: ClassVar[bool] = False
     #: True when K(t)/(t(t+1)) tends to the closed-form rho as t -> inf (used by composition).
     rho_attained_at_infinity: ClassVar[bool] = False
+    #: Why the pair has an order limit (see :meth:`max_t`), for the LimitExceeded message.
+    order_limit_reason: ClassVar[str] = "its evaluation cost grows with the order"
 
     @abc.abstractmethod
     def cgf_ball(self, t: Ball) -> Ball:
@@ -79,7 +82,7 @@ class PrivacyPair(abc.ABC):
 
     def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball] | None:
         """Balls containing the cumulants kappa_1..kappa_4 of L under P (K(t) = sum kappa_j t^j/j!),
-        when the pair implements them (seed 000 Thm 3.1's local expansion); else None.
+        when the pair implements them (the local expansion of docs/math.md §5.1); else None.
 
         Contract: contains kappa_1..kappa_4 when not None (subclass docstring).
         """
@@ -117,13 +120,24 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
-    def check_order(self, t: Ball) -> None:
-        """Raise Unsupported when t is not an order this pair can evaluate.
+    def max_t(self) -> Fraction | None:
+        """The largest t = order - 1 this pair evaluates (a work limit), or None for no limit.
 
-        Contract: returns only for orders this pair can evaluate.
+        Contract: None, or a bound beyond which :meth:`check_order` raises LimitExceeded.
+        """
+        return None
+
+    def check_order(self, t: Ball) -> None:
+        """Raise Unsupported when t is not an order this pair can evaluate, and LimitExceeded
+        when it is beyond the pair's work limit (:meth:`max_t`, reason ``order_limit_reason``).
+
+        Contract: returns only for orders this pair can evaluate within its work limit.
         """
         if not self.real_orders and not t.is_integer():
             raise Unsupported(f"{self.mechanism} is supported at integer orders only: t={t}")
+        limit = self.max_t()
+        if limit is not None and not t <= to_ball(limit):
+            raise work_limit("order", float(t.mid()) + 1, float(limit + 1), self.mechanism, self.order_limit_reason)
 
     def params(self) -> dict[str, str]:
         """Exact parameter values as canonical decimal strings (serialisable description).

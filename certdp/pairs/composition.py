@@ -1,15 +1,19 @@
-"""Independent (adaptive) composition: CGFs add (MATH.md section 1)."""
+"""Independent (adaptive) composition: CGFs add (docs/math.md §1)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import ClassVar
 
 from certdp.enclose import Ball, to_ball
-from certdp.errors import InvalidArgument, invalid
+from certdp.errors import InvalidArgument, LimitExceeded, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.params import integer
+
+#: Most distinct parts of a composition (a CGF evaluation costs one evaluation per part).
+MAX_PARTS = 10_000
 
 
 @dataclass(frozen=True)
@@ -17,7 +21,8 @@ class Composition(PrivacyPair):
     """The composition of ``count`` runs of each pair in ``parts`` (a tuple of (pair, count)).
 
     K(t) = sum_i count_i K_i(t). The result is again a privacy pair, with real orders only if
-    every part has them.
+    every part has them. At most MAX_PARTS distinct parts (each CGF evaluation visits every part;
+    LimitExceeded beyond); counts are integers >= 1 (stored as int).
     """
 
     parts: tuple[tuple[PrivacyPair, int], ...]
@@ -25,12 +30,21 @@ class Composition(PrivacyPair):
     mechanism: ClassVar[str] = "composition"
 
     def __post_init__(self) -> None:
+        if not isinstance(self.parts, tuple | list):
+            raise invalid("parts", repr(self.parts), "must be a tuple of (pair, count) items")
         if not self.parts:
             raise InvalidArgument("parts=() must be non-empty")
-        for pair, count in self.parts:
+        if len(self.parts) > MAX_PARTS:
+            raise LimitExceeded(f"parts has {len(self.parts)} distinct pairs: at most {MAX_PARTS} may be composed")
+        normal = []
+        for item in self.parts:
+            if not isinstance(item, tuple | list) or len(item) != 2:
+                raise invalid("part", repr(item), "must be a (pair, count) item")
+            pair, count = item
             if not isinstance(pair, PrivacyPair) or isinstance(pair, Composition):
-                raise invalid("part", pair, "must be a (non-composed) privacy pair")
-            integer("steps", count, ge=1)
+                raise invalid("part", repr(pair), "must be a (non-composed) privacy pair")
+            normal.append((pair, integer("steps", count, ge=1)))
+        object.__setattr__(self, "parts", tuple(normal))
 
     @property
     def real_orders(self) -> bool:  # type: ignore[override]
@@ -46,6 +60,11 @@ class Composition(PrivacyPair):
     def rho_attained_at_infinity(self) -> bool:  # type: ignore[override]
         """Contract: True iff every part's ratio tends to its rho."""
         return all(p.rho_attained_at_infinity for p, _ in self.parts)
+
+    def max_t(self) -> Fraction | None:
+        """Contract: the smallest order limit of the parts (None when no part has one)."""
+        limits = [lim for lim in (p.max_t() for p, _ in self.parts) if lim is not None]
+        return min(limits) if limits else None
 
     def check_order(self, t: Ball) -> None:
         """Contract: returns only for orders every part can evaluate."""
@@ -128,13 +147,25 @@ def compose(pairs: PrivacyPair | Iterable[PrivacyPair | tuple[PrivacyPair, int]]
     """Compose a pair ``steps`` times, or a list of pairs / (pair, count) items.
 
     Contract: the returned Composition's CGF is the sum of the parts' CGFs (exact identity for
-    independent composition; MATH.md section 1). Nested compositions are flattened.
+    independent composition; docs/math.md §1). Nested compositions are flattened. Anything but a
+    pair or an iterable of pairs and (pair, count) items raises InvalidArgument.
     """
     n = integer("steps", steps, ge=1)
     if isinstance(pairs, PrivacyPair):
         items: list[tuple[PrivacyPair, int]] = [(pairs, 1)]
+    elif isinstance(pairs, str | bytes) or not isinstance(pairs, Iterable):
+        raise invalid("pairs", repr(pairs), "must be a privacy pair or an iterable of pairs and (pair, count) items")
     else:
-        items = [(x, 1) if isinstance(x, PrivacyPair) else (x[0], integer("steps", x[1], ge=1)) for x in pairs]
+        items = []
+        for x in pairs:
+            if isinstance(x, PrivacyPair):
+                items.append((x, 1))
+            elif isinstance(x, tuple | list) and len(x) == 2 and isinstance(x[0], PrivacyPair):
+                items.append((x[0], integer("steps", x[1], ge=1)))
+            else:
+                raise invalid("pairs", repr(x), "items must be privacy pairs or (pair, count) items")
+            if len(items) > MAX_PARTS:
+                raise LimitExceeded(f"pairs has more than {MAX_PARTS} items: at most {MAX_PARTS} may be composed")
     flat: list[tuple[PrivacyPair, int]] = []
     for pair, count in items:
         if isinstance(pair, Composition):

@@ -7,10 +7,16 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, current_prec, theta, to_ball
-from certdp.errors import PrecisionExhausted
+from certdp.errors import PrecisionExhausted, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
-from certdp.pairs.params import Number, integer, real
+from certdp.pairs.domain import MAX_MAGNITUDE, bounded, work_limit
+from certdp.pairs.params import Number, integer
 from certdp.pairs.tails import cumulants_from_central
+
+#: Largest shift of the discrete Laplace pair (class docstring).
+DL_MAX_SHIFT = 10**5
+#: Largest sigma for which the discrete Gaussian's loss cumulants are summed (class docstring).
+DG_MAX_CUMULANT_SIGMA = 10**4
 
 
 @dataclass(frozen=True, init=False)
@@ -22,7 +28,11 @@ class DiscreteLaplace(PrivacyPair):
     0 < j < r, where C = (1-lambda)/(1+lambda). Hence
     e^{K(t)} - 1 = [expm1(t a r) + lambda^r expm1(-t a r)]/(1+lambda)
                    + C sum_{j=1}^{r-1} lambda^{r-j} expm1(t a (2j - r)),
-    which equals MATH.md section 2's finite sum (checked) minus 1 after j -> r - j.
+    which equals the finite sum of docs/math.md §4.5 (checked) minus 1 after j -> r - j.
+
+    Domain: a in [1e-100, 1e100]; integer shift in [1, MAX_SHIFT] = [1, 10^5] (LimitExceeded
+    beyond: the loss has shift + 1 atoms, so time and memory grow linearly with the shift;
+    about 0.5 s at 10^5, and 10^12 would need terabytes).
     """
 
     a: Fraction
@@ -31,8 +41,13 @@ class DiscreteLaplace(PrivacyPair):
     mechanism = "discrete-laplace"
 
     def __init__(self, a: Number, shift: Number = 1) -> None:
-        object.__setattr__(self, "a", real("a", a, gt=0))
-        object.__setattr__(self, "shift", integer("shift", shift, ge=1))
+        object.__setattr__(self, "a", bounded("a", a, self.mechanism, gt=0))
+        r = integer("shift", shift, ge=1)
+        if r > DL_MAX_SHIFT:
+            raise work_limit(
+                "shift", r, DL_MAX_SHIFT, self.mechanism, "the loss has shift + 1 atoms: cost grows linearly"
+            )
+        object.__setattr__(self, "shift", r)
 
     def _atoms(self) -> list[tuple[Ball, Ball]]:
         """(probability under P, loss value) of each atom of L."""
@@ -101,7 +116,11 @@ class DiscreteGaussian(PrivacyPair):
     """Discrete Gaussian, mass proportional to exp(-z^2/(2 sigma^2)) on Z, integer shift r.
 
     e^{K(t)} = e^{r^2 t(t+1)/(2 sigma^2)} Theta(t r)/Theta(0), Theta the 1-periodic theta sum
-    (MATH.md section 2). rho = r^2/(2 sigma^2) (proof in :meth:`rho_closed_form`).
+    (docs/math.md §4.6). rho = r^2/(2 sigma^2) (proof in :meth:`rho_closed_form`).
+
+    Domain: sigma in [1e-100, 1e100], integer shift in [1, 1e100] (InvalidArgument outside);
+    the theta sums cost O(1) terms at any sigma. :meth:`loss_cumulants` sums about 12 sigma
+    terms, so it refuses sigma > DG_MAX_CUMULANT_SIGMA = 10^4 (LimitExceeded; ~1 s there).
     """
 
     sigma: Fraction
@@ -111,8 +130,11 @@ class DiscreteGaussian(PrivacyPair):
     rho_attained_at_infinity = True
 
     def __init__(self, sigma: Number, shift: Number = 1) -> None:
-        object.__setattr__(self, "sigma", real("sigma", sigma, gt=0))
-        object.__setattr__(self, "shift", integer("shift", shift, ge=1))
+        object.__setattr__(self, "sigma", bounded("sigma", sigma, self.mechanism, gt=0))
+        r = integer("shift", shift, ge=1)
+        if r > MAX_MAGNITUDE:
+            raise invalid("shift", r, "must have magnitude in [1, 1e+100] (the supported range of discrete-gaussian)")
+        object.__setattr__(self, "shift", r)
 
     def _c(self) -> Ball:
         return to_ball(Fraction(self.shift**2) / (2 * self.sigma**2))
@@ -133,7 +155,16 @@ class DiscreteGaussian(PrivacyPair):
         """Contract: contains kappa_1..kappa_4 of L under P. Under P the noise is Z + r with
         Z ~ DG(sigma), and L = (2 r Z + r^2)/(2 sigma^2) is affine in Z, so kappa_1 = r^2/(2 sigma^2),
         kappa_2 = (r/sigma^2)^2 E Z^2, kappa_3 = 0 (Z symmetric), kappa_4 = (r/sigma^2)^4
-        (E Z^4 - 3 (E Z^2)^2), with the moments of :func:`discrete_gaussian_moment`."""
+        (E Z^4 - 3 (E Z^2)^2), with the moments of :func:`discrete_gaussian_moment`.
+        Refuses sigma > DG_MAX_CUMULANT_SIGMA (LimitExceeded; class docstring)."""
+        if self.sigma > DG_MAX_CUMULANT_SIGMA:
+            raise work_limit(
+                "sigma",
+                self.sigma,
+                DG_MAX_CUMULANT_SIGMA,
+                "discrete-gaussian loss cumulants",
+                "they sum ~12 sigma terms",
+            )
         s = to_ball(self.sigma)
         b = to_ball(self.shift) / (s * s)
         m0, m2, m4 = (discrete_gaussian_moment(s, k) for k in (0, 2, 4))

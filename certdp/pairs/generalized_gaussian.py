@@ -1,4 +1,4 @@
-"""Generalized Gaussian noise (seed 000 section 4.4): density f(x) = c e^{-|x|^beta/beta},
+"""Generalized Gaussian noise (arXiv:2610.02414 §4.4; docs/math.md §4.4): density f(x) = c e^{-|x|^beta/beta},
 c = beta^{1-1/beta}/(2 Gamma(1/beta)), beta in [1, 2]; P = Law(Z + s), Q = Law(Z).
 
 beta = 1 is the unit Laplace pair and beta = 2 the unit Gaussian pair; there this pair evaluates
@@ -48,8 +48,16 @@ from certdp.enclose import Ball, abs_pow, current_prec, integrate_real, to_ball
 from certdp.errors import PrecisionExhausted
 from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.domain import bounded, work_limit
 from certdp.pairs.params import Number, real
 from certdp.pairs.tails import cumulants_from_central
+
+#: Work limits of the generalized-Gaussian pair (class docstring).
+GG_MAX_SHIFT = 30
+GG_MAX_T = 16
+GG_MAX_T_SHIFT = 64
+GG_MAX_T_SMALL = 64
+GG_MAX_T_SHIFT_SMALL = 16
 
 # Integrand in terms of A = |x|^beta and B = |x - s|^beta.
 Kernel = Callable[[Ball, Ball], Ball]
@@ -89,7 +97,16 @@ class GeneralizedGaussian(PrivacyPair):
 
     beta = 1 and 2 use the Laplace and Gaussian closed forms; otherwise integrals with proved
     tails (module docstring). rho is certified by the search with the tail bound of the
-    module docstring (seed 000 reports rho = KL numerically).
+    module docstring (arXiv:2610.02414 reports rho = KL numerically).
+
+    Domain (work limits, LimitExceeded beyond; measured at a few seconds per integral there):
+    |shift| in [1e-100, 30]; for 1 < beta < 2, t = order - 1 <= min(64, 16/|shift|) when
+    |shift| <= 1 and t <= min(16, 64/|shift|) when |shift| > 1 (the integrand's exponent
+    (t A - (t+1) B)/beta varies faster with t and t |shift|, and near beta = 2 Arb's error bounds
+    need ever more subintervals: measured, beta = 1.99 took 4-13 s at (shift, order) = (0.2, 65),
+    (0.5, 33), (2, 16), (6.4, 10), (10, 6.4), and over 30 s at (1, 32), (0.2, 129), (10, 10.5)).
+    beta = 1 and 2 are the closed-form pairs and have no order limit. Real-order searches (rho, epsilon,
+    delta) that would probe beyond the limit raise LimitExceeded: pass explicit orders then.
     """
 
     beta: Fraction
@@ -99,7 +116,21 @@ class GeneralizedGaussian(PrivacyPair):
 
     def __init__(self, beta: Number = Fraction(3, 2), shift: Number = 1) -> None:
         object.__setattr__(self, "beta", real("beta", beta, ge=1, le=2))
-        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+        s = bounded("shift", shift, self.mechanism, nonzero=True)
+        if abs(s) > GG_MAX_SHIFT:
+            raise work_limit("shift", shift, GG_MAX_SHIFT, self.mechanism, "the integrals' cost grows with the shift")
+        object.__setattr__(self, "shift", s)
+
+    order_limit_reason = "the integral's cost grows fast with t and t*|shift|; pass explicit smaller orders"
+
+    def max_t(self) -> Fraction | None:
+        """Contract: None at beta = 1, 2 (closed forms), else the limit of the class docstring."""
+        if self.closed_form_pair() is not None:
+            return None
+        s = abs(self.shift)
+        if s <= 1:
+            return min(Fraction(GG_MAX_T_SMALL), GG_MAX_T_SHIFT_SMALL / s)
+        return min(Fraction(GG_MAX_T), GG_MAX_T_SHIFT / s)
 
     def closed_form_pair(self) -> PrivacyPair | None:
         """Contract: the identical pair with a closed-form CGF at beta = 1 (Laplace, scale 1) and

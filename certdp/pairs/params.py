@@ -7,7 +7,8 @@ means exactly 1/100, and a float means its exact binary value. Errors read ``sig
 from __future__ import annotations
 
 import math
-from decimal import Decimal, InvalidOperation
+import re
+from decimal import Decimal
 from fractions import Fraction
 
 from certdp.errors import InvalidArgument, fmt_value, invalid
@@ -35,18 +36,41 @@ def as_fraction(name: str, value: Number) -> Fraction:
             raise invalid(name, value, "must be a finite number")
         return Fraction(value)
     if isinstance(value, str):
-        text = value.strip()
-        try:
-            dec = Decimal(text)
-        except InvalidOperation:
-            try:
-                return Fraction(text)
-            except (ValueError, ZeroDivisionError):
-                raise invalid(name, value, "must be a number") from None
-        if not dec.is_finite():
-            raise invalid(name, value, "must be a finite number")
-        return Fraction(dec)
+        return _parse_text(name, value)
     raise invalid(name, value, "must be a number")
+
+
+#: Longest numeric text accepted (enough for the exact decimal value of any binary64 float).
+MAX_NUMBER_CHARS = 1100
+#: Largest |decimal exponent| of a parsed number's leading digit: 1e999999999 would otherwise be
+#: expanded into a billion-digit integer by Fraction() before any range check could refuse it.
+MAX_NUMBER_EXPONENT = 1000
+_PLAIN_NUMBER = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
+_RATIO = re.compile(r"[+-]?[0-9]+/[0-9]+")
+
+
+def _parse_text(name: str, value: str) -> Fraction:
+    """A decimal (``0.01``, ``1e-5``) or a ratio (``1/3``) in ASCII digits; nothing else.
+
+    Python's Decimal and Fraction also read ``1_0``, Arabic-Indic or full-width digits and
+    ``Infinity``; a privacy parameter written that way is more likely a typo than intended.
+    """
+    text = value.strip()
+    if len(text) > MAX_NUMBER_CHARS:
+        raise invalid(name, value, f"must be a number of at most {MAX_NUMBER_CHARS} characters")
+    if text.lower().lstrip("+-") in ("nan", "snan", "inf", "infinity"):
+        raise invalid(name, value, "must be a finite number")
+    if _RATIO.fullmatch(text):
+        num, den = text.split("/")
+        if int(den) == 0:
+            raise invalid(name, value, "must be a number (zero denominator)")
+        return Fraction(int(num), int(den))
+    if not _PLAIN_NUMBER.fullmatch(text):
+        raise invalid(name, value, "must be a number (ASCII digits, e.g. 0.01, 1e-5 or 1/3)")
+    dec = Decimal(text)
+    if dec and abs(dec.adjusted()) > MAX_NUMBER_EXPONENT:
+        raise invalid(name, value, f"must be a number between 1e-{MAX_NUMBER_EXPONENT} and 1e{MAX_NUMBER_EXPONENT}")
+    return Fraction(dec)
 
 
 def real(

@@ -1,4 +1,4 @@
-"""Random allocation (DP-SGD with balls-in-bins batching), seed 003 / MATH.md section 4.
+"""Random allocation (DP-SGD with balls-in-bins batching): arXiv:2610.09651; docs/math.md §9.
 
 One epoch of M steps: Q = N(0, I_M) without the record; with it, one uniformly chosen step is
 shifted by t = 1/sigma, so P = (1/M) sum_j N(t e_j, I_M). E epochs are independent. The
@@ -13,14 +13,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, power_truncated, to_ball
-from certdp.errors import Unsupported
+from certdp.errors import Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
-from certdp.pairs.params import Number, integer, real
+from certdp.pairs.domain import bounded
+from certdp.pairs.params import Number, integer
+
+#: Largest order (class docstring) and largest steps / epochs.
+MAX_ORDER = 1024
+MAX_COUNT = 10**12
 
 
 @dataclass(frozen=True, init=False)
 class RandomAllocation(PrivacyPair):
-    """M steps per epoch, E epochs, noise multiplier sigma (integer Renyi orders only)."""
+    """M steps per epoch, E epochs, noise multiplier sigma (integer Renyi orders only).
+
+    Domain: steps and epochs integers in [1, 10^12], sigma in [1e-100, 1e100]; orders up to
+    MAX_ORDER = 1024, the top of the default grid (LimitExceeded beyond: the moment costs about
+    order^2 log(steps) ball operations, ~10 s at order 1024 with steps = 10^9).
+    """
 
     steps: int
     epochs: int
@@ -30,9 +40,18 @@ class RandomAllocation(PrivacyPair):
     real_orders = False
 
     def __init__(self, steps: Number, sigma: Number, epochs: Number = 1) -> None:
-        object.__setattr__(self, "steps", integer("steps", steps, ge=1))
-        object.__setattr__(self, "epochs", integer("epochs", epochs, ge=1))
-        object.__setattr__(self, "sigma", real("sigma", sigma, gt=0))
+        for name, value in (("steps", steps), ("epochs", epochs)):
+            n = integer(name, value, ge=1)
+            if n > MAX_COUNT:
+                raise invalid(name, n, "must be <= 1e+12 (the supported range of random-allocation)")
+            object.__setattr__(self, name, n)
+        object.__setattr__(self, "sigma", bounded("sigma", sigma, self.mechanism, gt=0))
+
+    order_limit_reason = "the moment costs about order^2 log(steps) ball operations"
+
+    def max_t(self) -> Fraction:
+        """Contract: MAX_ORDER - 1 (class docstring)."""
+        return Fraction(MAX_ORDER - 1)
 
     def _t2(self) -> Ball:
         return 1 / to_ball(self.sigma) ** 2
@@ -42,7 +61,7 @@ class RandomAllocation(PrivacyPair):
 
         Contract: contains M^{-k} E(sum_j Y_j)^k, computed as M^{-k} k! [x^k] g(x)^M with
         g(x) = sum_{n<=k} E[Y^n] x^n/n! (exponential generating functions multiply for
-        independent sums; this equals MATH.md section 4's sum over integer partitions of k).
+        independent sums; this equals the sum over integer partitions of k of docs/math.md §9.3).
         All coefficients are positive, so the power has no cancellation.
         """
         t2 = self._t2()
@@ -59,9 +78,12 @@ class RandomAllocation(PrivacyPair):
 
     def kl_ball(self) -> Ball:
         """Contract: raises Unsupported: no enclosure is claimed."""
-        raise Unsupported("random-allocation: KL has no closed form; it needs real orders (issue 3 follow-up)")
+        raise Unsupported(
+            "mechanism=random-allocation: KL has no closed form and needs real orders, which this pair "
+            "does not support (integer orders only)"
+        )
 
     def chi2_one_epoch(self) -> Ball:
-        """Contract: contains chi^2(P||Q) of one epoch = (e^{1/sigma^2} - 1)/M (MATH.md section 4;
+        """Contract: contains chi^2(P||Q) of one epoch = (e^{1/sigma^2} - 1)/M (docs/math.md §9.2;
         proofs_checks ``ra_chi2_one_epoch``)."""
         return self._t2().expm1() / self.steps

@@ -1,4 +1,4 @@
-"""Student-t noise (seed 000 section 4.4): Z ~ t_nu, density f(x) = c_nu (1 + x^2/nu)^{-(nu+1)/2},
+"""Student-t noise (arXiv:2610.02414 §4.4; docs/math.md §4.4): Z ~ t_nu, density f(x) = c_nu (1 + x^2/nu)^{-(nu+1)/2},
 P = Law(Z + s), Q = Law(Z), nu >= 1.
 
 Substitution x = sqrt(nu) tan(theta) maps the real line onto (-pi/2, pi/2) and makes every
@@ -32,8 +32,15 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, abs_pow, integrate_real, pi, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.domain import bounded, work_limit
 from certdp.pairs.params import Number, real
 from certdp.pairs.tails import cumulants_from_central
+
+#: Work limits of the Student-t pair (class docstring).
+T_MAX_NU = 10**5
+T_MAX_SHIFT = 10
+T_MAX_T = 10**6
+T_MAX_T_SHIFT = 10**4
 
 
 def _student_t_expectation(nu: Fraction, s: Fraction, expo: Ball, g: Callable[[Ball], Ball] | None, what: str) -> Ball:
@@ -63,7 +70,12 @@ class StudentT(PrivacyPair):
 
     K(t) and the loss moments are integrals after the substitution of the module docstring;
     D_inf = (nu+1)/2 acosh(1 + s^2/(2 nu)) is finite, so rho is certified by the search with the
-    bounded-loss tail K(t)/(t(t+1)) <= D_inf/(t+1) (seed 000: rho = KL for small shifts).
+    bounded-loss tail K(t)/(t(t+1)) <= D_inf/(t+1) (arXiv:2610.02414 §4.4: rho = KL for small shifts).
+
+    Domain (work limits, LimitExceeded beyond; measured at a few seconds per integral there):
+    nu in [1, 10^5] (the weight cos^{nu-1} narrows as nu grows), |shift| in [1e-100, 10] (the
+    integrand peaks where D ~ 1/shift^2), t = order - 1 <= min(10^6, 10^4/|shift|) (D^{-a(t+1)}
+    sharpens with t |shift|: measured 5 s at (shift, order) = (10, 1000), over 15 s at (1, 10^6)).
     """
 
     nu: Fraction
@@ -72,8 +84,22 @@ class StudentT(PrivacyPair):
     mechanism = "student-t"
 
     def __init__(self, nu: Number = 3, shift: Number = 1) -> None:
-        object.__setattr__(self, "nu", real("nu", nu, ge=1))
-        object.__setattr__(self, "shift", real("shift", shift, nonzero=True))
+        v = real("nu", nu, ge=1)
+        if v > T_MAX_NU:
+            raise work_limit("nu", nu, T_MAX_NU, self.mechanism, "the weight cos^(nu-1) narrows as nu grows")
+        object.__setattr__(self, "nu", v)
+        s = bounded("shift", shift, self.mechanism, nonzero=True)
+        if abs(s) > T_MAX_SHIFT:
+            raise work_limit(
+                "shift", shift, T_MAX_SHIFT, self.mechanism, "the integrand peaks sharply for large shifts"
+            )
+        object.__setattr__(self, "shift", s)
+
+    order_limit_reason = "the integrand D^(-(nu+1)(t+1)/2) sharpens as the order grows"
+
+    def max_t(self) -> Fraction:
+        """Contract: min(T_MAX_T, T_MAX_T_SHIFT/|shift|) (class docstring)."""
+        return min(Fraction(T_MAX_T), T_MAX_T_SHIFT / abs(self.shift))
 
     def _a(self) -> Ball:
         return (to_ball(self.nu) + 1) / 2

@@ -10,21 +10,39 @@ as peer accountants do, so that results compare like for like; pass real orders 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, pi, to_ball
 from certdp.errors import Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
-from certdp.pairs.params import Number, real
+from certdp.pairs.domain import bounded
+from certdp.pairs.params import Number
 from certdp.pairs.tails import cumulants_from_central, gaussian_poly_tail
 
 DIRECTIONS = ("remove", "add", "both")
+#: Largest integer order evaluated by the exact binomial sum (remove) and the meromorphic
+#: integral (add): the sum costs O(alpha) ball operations, about 0.1 s at 10^4 and seconds at
+#: 10^6; larger integer orders use the integrals of :meth:`SubsampledGaussian._moment_real`,
+#: which cost about the same at any order.
+MAX_SUM_ORDER = 10_000
+#: Largest order evaluated (class docstring).
+MAX_ORDER = 10**8
+#: Smallest sigma (below it the loss is astronomically large and the tails' floats degenerate).
+MIN_SIGMA = Fraction(1, 10**4)
 
 
 @dataclass(frozen=True, init=False)
 class SubsampledGaussian(PrivacyPair):
-    """Poisson-subsampled Gaussian with sampling rate q in (0, 1] and noise multiplier sigma."""
+    """Poisson-subsampled Gaussian with sampling rate q in (0, 1] and noise multiplier sigma.
+
+    Domain: q in [1e-100, 1], sigma in [1e-4, 1e100] (InvalidArgument outside), orders up to
+    MAX_ORDER = 1e8 (LimitExceeded beyond: the integrals' float truncation lengths lose their
+    precision). Integer orders up to MAX_SUM_ORDER use the exact sum (remove) or the meromorphic
+    integral (add); larger and real orders use :meth:`_moment_real`, which costs about 0.1 s at
+    any order thanks to the knee split and the normalisations documented there.
+    """
 
     q: Fraction
     sigma: Fraction
@@ -35,12 +53,18 @@ class SubsampledGaussian(PrivacyPair):
 
     @property
     def rho_attained_at_infinity(self) -> bool:  # type: ignore[override]
-        """Contract: True for remove and both (proof in rho_closed_form)."""
-        return self.direction != "add"
+        """Contract: True for remove and both, and for add at q = 1 (proof in rho_closed_form)."""
+        return self.direction != "add" or self.q == 1
+
+    order_limit_reason = "the integrals' float truncation lengths lose precision beyond it"
+
+    def max_t(self) -> Fraction:
+        """Contract: MAX_ORDER - 1 (class docstring)."""
+        return Fraction(MAX_ORDER - 1)
 
     def __init__(self, q: Number, sigma: Number, direction: str = "both") -> None:
-        object.__setattr__(self, "q", real("q", q, gt=0, le=1))
-        object.__setattr__(self, "sigma", real("sigma", sigma, gt=0))
+        object.__setattr__(self, "q", bounded("q", q, self.mechanism, gt=0, le=1))
+        object.__setattr__(self, "sigma", bounded("sigma", sigma, self.mechanism, gt=0, low=MIN_SIGMA))
         if direction not in DIRECTIONS:
             raise invalid("direction", direction, f"must be one of {', '.join(DIRECTIONS)}")
         object.__setattr__(self, "direction", direction)
@@ -49,18 +73,87 @@ class SubsampledGaussian(PrivacyPair):
     def _cgf_remove(self, alpha: int) -> Ball:
         """K(alpha-1) for D(P||Q): log1p(sum_{k>=2} C(alpha,k)(1-q)^{alpha-k} q^k expm1(k(k-1)/(2 z^2))).
 
-        Contract: exact finite sum (MATH.md section 2, binomial expansion; proofs_checks
+        Contract: exact finite sum (docs/math.md §4.7, binomial expansion; proofs_checks
         ``subsampled_binomial``, ``subsampled_k1``). The
         k = 0, 1 terms have expm1(0) = 0 and the binomial weights sum to 1, so this is
-        log of the MATH.md sum, kept free of cancellation for small q.
+        log of the sum in docs/math.md §4.7, kept free of cancellation for small q.
         """
         q = to_ball(self.q)
-        p = 1 - q
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
         h = 1 / (2 * to_ball(self.sigma) ** 2)
-        acc = to_ball(0)
-        for k in range(2, alpha + 1):
-            acc += binomial(alpha, k) * p ** (alpha - k) * q**k * (h * (k * (k - 1))).expm1()
+        if self.q == 1:  # only the k = alpha term: the Gaussian pair
+            return h * (alpha * (alpha - 1))
+        p = qc
+        # weights w_k = C(alpha, k) p^(alpha-k) q^k by the exact ratio w_k / w_(k-1) =
+        # (alpha-k+1)/k * q/p, in ball arithmetic (each step a ball operation, so the result
+        # still contains the sum; O(alpha) operations instead of alpha big binomials)
+        ratio = q / p
+        w = binomial(alpha, 2) * p ** (alpha - 2) * q * q
+        acc = w * (h * 2).expm1()
+        for k in range(3, alpha + 1):
+            w = w * ratio * (alpha - k + 1) / k
+            acc += w * (h * (k * (k - 1))).expm1()
         return acc.log1p()
+
+    # -- integrals: the knee split --------------------------------------------------------------
+    def _neg_log1m_q(self) -> float:
+        """-log(1 - q) as a float from the exact q (inf at q = 1; no float rounding of q to 1.0)."""
+        if self.q == 1:
+            return math.inf
+        r = 1 - self.q
+        return math.log(r.denominator) - math.log(r.numerator)
+
+    def _knee(self) -> float:
+        """The g0 where q W(g0) = 1 - q (a float: any split point is valid, see _integrate_split)."""
+        r = 1 - self.q
+        zf = float(self.sigma)
+        log_ratio = (
+            math.log(r.numerator) - math.log(r.denominator) - math.log(self.q.numerator) + math.log(self.q.denominator)
+        )
+        return zf * log_ratio + 1 / (2 * zf)
+
+    def _integrate_split(self, make: Callable[[Ball, Ball, Ball], Ball], a: float, b: float, what: str) -> Ball:
+        """int_a^b make(phi(g), phi(g) rho(g), log rho(g)) dg for q < 1, split at the knee g0 (q W(g0) = 1 - q).
+
+        rho = 1 - q + q W, W = e^{g/z - 1/(2z^2)}. On the left piece log rho is Arb's log with the
+        analyticity flag; on the right piece it is written log q + (g/z - 1/(2z^2)) + log(1 + u),
+        u = (1-q)/(q W): the same function on the real line (W > 0), but its only singularities
+        (1 + u on the negative real axis, i.e. |u| >= 1) lie near Re g <= g0, whereas the plain
+        log has a branch cut along Im g = +-pi z for every Re g > g0. Arb's integrator needs
+        subintervals narrower than the distance to a singularity, so the plain form cost
+        (R - g0)/(pi z) of them: seconds to minutes for small sigma or large orders. Any float
+        split point is valid: each form is the exact function on the real line and each piece is
+        checked for analyticity by Arb (flag forwarded to log). On the right piece phi(g) rho is
+        written q phi(g - 1/z) (1 + u) (phi(g) W = phi(g - 1/z)), which stays of moderate size on
+        complex balls where phi(g) and W separately are huge and tiny.
+        """
+        q = to_ball(self.q)
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
+        z = to_ball(self.sigma)
+        shift = 1 / (2 * z * z)
+        logq = q.log()
+        norm = 1 / (2 * pi()).sqrt()
+
+        def left(g, analytic):  # noqa: ANN001 - acb callback signature
+            rho = qc + q * (g / z - shift).exp()
+            dens = norm * (-g * g / 2).exp()
+            return make(dens, dens * rho, rho.log(analytic=analytic))
+
+        def right(g, analytic):  # noqa: ANN001 - acb callback signature
+            e = g / z - shift
+            u = qc * (-e).exp() / q
+            lg = logq + e + (1 + u).log(analytic=analytic)
+            d = g - 1 / z
+            return make(norm * (-g * g / 2).exp(), q * norm * (-d * d / 2).exp() * (1 + u), lg)
+
+        k = self._knee()
+        if not k > a:
+            return integrate_real(right, to_ball(a), to_ball(b), what=what)
+        if not k < b:
+            return integrate_real(left, to_ball(a), to_ball(b), what=what)
+        return integrate_real(left, to_ball(a), to_ball(k), what=what) + integrate_real(
+            right, to_ball(k), to_ball(b), what=what
+        )
 
     # -- add direction: rigorous integral -----------------------------------------------------
     def _cgf_add(self, alpha: int) -> Ball:
@@ -70,57 +163,127 @@ class SubsampledGaussian(PrivacyPair):
         acb.integral. Tails: rho >= 1-q everywhere and rho >= 1 for g >= 1/(2z), so the left
         tail lies in [0, (1-q)^{-(alpha-1)} Phi(-L)] and the right tail in [0, Phi(-L)], with
         L >= 1/(2z). The expectation is >= 1 (Jensen: x^{-m} convex, E rho = 1), so K >= 0.
+        q = 1 is the Gaussian pair (P = N(1, z^2), Q = N(0, z^2)): K = m(m+1)/(2 z^2).
         """
         m = alpha - 1
         q = to_ball(self.q)
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
         z = to_ball(self.sigma)
-        qf, zf = float(self.q), float(self.sigma)
+        if self.q == 1:
+            return m * (m + 1) / (2 * z * z)
+        zf = float(self.sigma)
         prec = current_prec()
-        lead = -m * math.log1p(-qf) if qf < 1 else math.inf
-        if not math.isfinite(lead):
-            return to_ball(0).union(to_ball("inf"))  # q = 1: Q has mass where P has none
+        lead = m * self._neg_log1m_q()  # log of the left tail factor (1-q)^{-m}, from the exact q
         L = max(1 / (2 * zf) + 1, math.sqrt(2 * ((prec + 10) * math.log(2) + lead)) + 1)
         shift = 1 / (2 * z * z)
         norm = 1 / (2 * pi()).sqrt()
 
         def f(g, analytic):  # noqa: ANN001 - acb callback signature
-            rho = 1 - q + q * (g / z - shift).exp()
+            rho = qc + q * (g / z - shift).exp()
             return norm * (-g * g / 2).exp() * rho ** (-m)
 
         Lb = to_ball(L)
         body = integrate_real(f, -Lb, Lb, what="subsampled-gaussian add-direction CGF")
         tail_mass = phi(-Lb)
-        tail = to_ball(0).union(((1 - q) ** (-m) + 1) * tail_mass)
+        tail = to_ball(0).union((qc ** (-m) + 1) * tail_mass)
         return (body + tail).log()
+
+    def _log_peak(self, p: float, a: float, b: float) -> float:
+        """Float maximum over [a, b] of h(g) = -g^2/2 + p log rho(g) for p <= 0 (h is concave:
+        (log rho)'' >= 0), by golden-section search; only a normalising constant, never certified.
+        """
+        zf = float(self.sigma)
+        log_q = math.log(self.q.numerator) - math.log(self.q.denominator)
+        log_r = -self._neg_log1m_q()
+        shift = 1 / (2 * zf * zf)
+
+        def h(g: float) -> float:
+            x, y = log_r, log_q + g / zf - shift
+            hi, lo = max(x, y), min(x, y)
+            return -g * g / 2 + p * (hi + math.log1p(math.exp(lo - hi)))
+
+        golden = (math.sqrt(5) - 1) / 2
+        lo, hi = a, b
+        for _ in range(200):
+            if not hi - lo > 1e-9 * max(1.0, abs(lo), abs(hi)):
+                break
+            m1, m2 = hi - golden * (hi - lo), lo + golden * (hi - lo)
+            if h(m1) < h(m2):
+                lo = m1
+            else:
+                hi = m2
+        return max(h(lo), h(hi), h(a), h(b))
 
     def _moment_real(self, power: Ball) -> Ball:
         """E_{G~N(0,1)}[rho(G)^power] for a real exponent, rho(g) = 1 - q + q W(g), W = e^{g/z - 1/(2z^2)}.
 
-        Contract: contains the expectation for every power in the ball. The integrand
-        phi(g) exp(power log rho) uses Arb's log with the analyticity flag (non-finite where the
-        complex ball touches the branch cut), integrated on [-L, R]. Tails (both >= 0):
+        Contract: contains the expectation for every power p in the ball (q < 1), integrated on
+        [-L, R] in the two pieces of :meth:`_integrate_split`, split at the knee g0: left,
+        (1-q)^p phi(g) exp(p log(1 + v)), v = q W/(1-q) (rho = (1-q)(1 + v)); right,
+        C phi(g - p/z) exp(p log(1 + u)), u = (1-q)/(q W), C = q^p e^{p(p-1)/(2 z^2)}
+        (phi(g) (q W)^p = C phi(g - p/z), completing the square) for p > 0, and for p <= 0
+        phi(g) exp(p (log q + log W + log(1 + u))) (rho^p <= 1 there, and factoring out C would turn
+        Arb's absolute tolerance into a huge error). Arb's log carries the
+        analyticity flag; 1 + v and 1 + u reach the branch cut only near the knee (|v|, |u| < 1
+        on their pieces). With the constant factors outside, each integrand is of moderate size
+        (at most 2^|p| relative to its factor) instead of e^{p(p-1)/(2 z^2)} or (1-q)^p, which made
+        Arb's error bounds on complex balls useless at large orders. Tails (both >= 0):
         left, g <= -L <= 0: rho in [1-q, 1], so rho^p <= max(1, (1-q)^p) and the tail is at most
         that times Phi(-L); right, g >= R >= 1/(2z): rho <= W when W >= 1, so for p > 0
         rho^p <= W^p and the tail is at most e^{p(p-1)/(2z^2)} Phi(-(R - p/z)) (completing the
         square), and for p < 0, rho >= 1 gives rho^p <= 1 and the tail is at most Phi(-R).
+        R - p/z >= sqrt(2 (bits + p log(1/q))) makes the right tail 2^-bits of C, and the
+        integral is at least about C (the mass of phi(g - p/z) right of the knee).
         """
         q = to_ball(self.q)
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
         z = to_ball(self.sigma)
-        zf, qf, pf = float(self.sigma), float(self.q), float(power.mid())
+        zf, pf = float(self.sigma), float(power.mid())
         prec = current_prec()
         bits = (prec + 10) * math.log(2)
-        low_factor = max(0.0, -pf * math.log1p(-qf)) if qf < 1 else 0.0
+        # left tail factor max(1, (1-q)^p): log (1-q)^p = -p (-log(1-q)), > 0 only for p < 0
+        low_factor = max(0.0, -pf * self._neg_log1m_q())
+        log_inv_q = math.log(self.q.denominator) - math.log(self.q.numerator)
         L = math.sqrt(2 * (bits + low_factor)) + 1
-        R = max(1 / (2 * zf), max(pf, 0.0) / zf) + math.sqrt(2 * (bits + max(pf * (pf - 1), 0.0) / (2 * zf * zf))) + 1
-        shift = 1 / (2 * z * z)
+        R = max(1 / (2 * zf), max(pf, 0.0) / zf) + math.sqrt(2 * (bits + max(pf, 0.0) * log_inv_q)) + 1
         norm = 1 / (2 * pi()).sqrt()
+        shift = 1 / (2 * z * z)
+        center = power / z
+        knee = self._knee()
 
-        def f(g, analytic):  # noqa: ANN001 - acb callback signature
-            rho = 1 - q + q * (g / z - shift).exp()
-            return norm * (-g * g / 2 + power * rho.log(analytic=analytic)).exp()
+        # p <= 0: phi(g) rho^p is log-concave (log rho is convex), with its peak left of the knee
+        # and a value up to (1-q)^p e^{-g*^2/2}; the left integrand is divided by e^c, c the float
+        # maximum of its log (any constant c is exact: e^c is multiplied back as a ball), so that it
+        # peaks at about 1 (for p > 0 the factor (1-q)^p does this; see the docstring)
+        peak = 0.0 if pf > 0 else self._log_peak(pf, -L, min(max(knee, -L), R))
 
-        body = integrate_real(f, to_ball(-L), to_ball(R), what=f"subsampled-gaussian moment {pf:g}")
-        left_factor = to_ball(1).max((1 - q) ** power) if self.q < 1 else to_ball(1)
+        def left_f(g, analytic):  # noqa: ANN001 - acb callback signature
+            v = q * (g / z - shift).exp() / qc
+            lead = 0 if pf > 0 else power * qc.log() - peak
+            return norm * (-g * g / 2 + lead + power * (1 + v).log(analytic=analytic)).exp()
+
+        def right_f(g, analytic):  # noqa: ANN001 - acb callback signature
+            u = qc * (shift - g / z).exp() / q
+            d = g - center
+            return norm * (-d * d / 2 + power * (1 + u).log(analytic=analytic)).exp()
+
+        def right_plain(g, analytic):  # noqa: ANN001 - acb callback signature
+            e = g / z - shift
+            u = qc * (-e).exp() / q
+            return norm * (-g * g / 2 + power * (q.log() + e + (1 + u).log(analytic=analytic))).exp()
+
+        what = f"subsampled-gaussian moment {pf:g}"
+        body = to_ball(0)
+        split = min(max(knee, -L), R)
+        if split > -L:
+            factor = (power * qc.log()).exp() if pf > 0 else to_ball(peak).exp()
+            body += factor * integrate_real(left_f, to_ball(-L), to_ball(split), what=what)
+        if split < R and pf > 0:
+            c = (power * q.log() + power * (power - 1) * shift).exp()
+            body += c * integrate_real(right_f, to_ball(split), to_ball(R), what=what)
+        elif split < R:  # p <= 0: rho^p <= 1 right of the knee, nothing to factor out
+            body += integrate_real(right_plain, to_ball(split), to_ball(R), what=what)
+        left_factor = to_ball(1).max(qc**power)
         left = left_factor * phi(to_ball(-L))
         if pf > 0:
             right = (power * (power - 1) / (2 * z * z)).exp() * phi(-(to_ball(R) - power / z))
@@ -134,15 +297,15 @@ class SubsampledGaussian(PrivacyPair):
         (remove: exponent t+1; add: exponent -t, as D(Q||P) = log E_Q[rho^{-t}]/t)."""
         require_positive_t(t)
         self.check_order(t)
-        if t.is_exact() and t.is_integer():
+        if self.q == 1:  # P = N(1, z^2), Q = N(0, z^2): the Gaussian pair in either direction
+            return t * (t + 1) / (2 * to_ball(self.sigma) ** 2)
+        if t.is_exact() and t.is_integer() and t + 1 <= MAX_SUM_ORDER:
             alpha = int(t.unique_fmpz()) + 1
             if self.direction == "remove":
                 return self._cgf_remove(alpha)
             if self.direction == "add":
                 return self._cgf_add(alpha)
             return self._cgf_remove(alpha).max(self._cgf_add(alpha))
-        if self.q == 1:
-            return t * (t + 1) / (2 * to_ball(self.sigma) ** 2) if self.direction != "add" else to_ball("inf")
         remove = lambda: self._moment_real(t + 1).log()  # noqa: E731
         add = lambda: self._moment_real(-t).log()  # noqa: E731
         if self.direction == "remove":
@@ -160,37 +323,33 @@ class SubsampledGaussian(PrivacyPair):
         phi(g) + phi(g - 1/z) <= 2 phi(|g| - 1/z) for |g| >= 1/z (rho <= 1 + W, W phi(g) = phi(g - 1/z));
         so both tails together are at most 4 phi(L - c)(A + L/z)^k/delta, c = 1/z,
         delta = (L - c) - k/L > 0 (log-slope bound, as for the Gaussian mixture). ``both`` has no
-        single loss: Unsupported. q = 1: remove is the Gaussian pair, add has infinite KL."""
+        single loss: Unsupported. q = 1: P = N(1, z^2) and Q = N(0, z^2), so either direction is
+        the Gaussian pair (cumulants c, 2c, 0, 0 with c = 1/(2 z^2)). The integrals are split at
+        the knee (:meth:`_integrate_split`)."""
         if self.direction == "both":
             raise Unsupported("subsampled-gaussian: loss cumulants need one direction (remove or add), not both")
         z = to_ball(self.sigma)
         if self.q == 1:
-            if self.direction == "add":
-                raise Unsupported("subsampled-gaussian: q=1 add direction has infinite KL")
             c = 1 / (2 * z * z)
             return c, 2 * c, to_ball(0), to_ball(0)
-        q = to_ball(self.q)
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
         k1 = self._kl(self.direction)
-        zf, qf = float(self.sigma), float(self.q)
-        a = -(1 - q).log() + abs(k1)
-        af = -math.log1p(-qf) + abs(float(k1.mid())) + 1
+        zf = float(self.sigma)
+        a = -qc.log() + abs(k1)
+        af = self._neg_log1m_q() + abs(float(k1.mid())) + 1
         bits = (current_prec() + 10) * math.log(2)
         c = 1 / zf
         big = c + math.sqrt(2 * (bits + 4 * math.log(af + (c + 50) / zf) + 10)) + 4 + c
-        shift = 1 / (2 * z * z)
-        norm = 1 / (2 * pi()).sqrt()
         remove = self.direction == "remove"
         out = []
         for k in (2, 3, 4):
 
-            def f(g, analytic, k=k):  # noqa: ANN001 - acb callback signature
-                rho = 1 - q + q * (g / z - shift).exp()
-                lg = rho.log(analytic=analytic)
-                weight = norm * (-g * g / 2).exp() * (rho if remove else 1)
+            def f(dens: Ball, dens_rho: Ball, lg: Ball, k: int = k) -> Ball:
+                weight = dens_rho if remove else dens
                 return weight * ((lg if remove else -lg) - k1) ** k
 
             Lb = to_ball(big)
-            body = integrate_real(f, -Lb, Lb, what=f"subsampled-gaussian loss moment {k}")
+            body = self._integrate_split(f, -big, big, f"subsampled-gaussian loss moment {k}")
             tail = 4 * gaussian_poly_tail(Lb, 1 / z, a, 1 / z, k, "subsampled-gaussian cumulants")
             out.append(body + (-tail).union(tail))
         return cumulants_from_central(k1, *out)
@@ -202,7 +361,8 @@ class SubsampledGaussian(PrivacyPair):
         over [-L, L] with log's branch cut checked on complex balls. Tails (L >= 1/(2z) + 2/z):
         for g <= -L, rho in [1-q, 1] so |rho log rho|, |log rho| <= -log(1-q), times Phi(-L);
         for g >= L, 0 <= rho log rho <= rho(rho-1) <= qW + q^2 W^2 and 0 <= log rho <= qW with
-        W = e^{g/z - 1/(2z^2)}, E[W; G >= L] = Phi(1/z - L), E[W^2; G >= L] = e^{1/z^2} Phi(2/z - L).
+        W = e^{g/z - 1/(2z^2)}, E[W; G >= L] = Phi(1/z - L), E[W^2; G >= L] = e^{1/z^2} Phi(2/z - L);
+        for remove, L >= 2/z + sqrt(2 (bits + 1/z^2)) keeps that last term below e^-bits (small sigma).
         """
         if self.direction == "both":
             return self._kl("remove").max(self._kl("add"))
@@ -210,26 +370,23 @@ class SubsampledGaussian(PrivacyPair):
 
     def _kl(self, direction: str) -> Ball:
         q = to_ball(self.q)
+        qc = to_ball(1 - self.q)  # exact complement (q near 1 must not round 1 - q to 0)
         z = to_ball(self.sigma)
         if self.q == 1:
-            if direction == "add":
-                return to_ball("inf")
-            return 1 / (2 * z * z)  # Gaussian KL
+            return 1 / (2 * z * z)  # P = N(1, z^2), Q = N(0, z^2): the Gaussian KL either way
         prec = current_prec()
         zf = float(self.sigma)
-        L = 2 / zf + 1 / (2 * zf) + math.sqrt(2 * (prec + 10) * math.log(2)) + 1
-        shift = 1 / (2 * z * z)
-        norm = 1 / (2 * pi()).sqrt()
+        bits = (prec + 10) * math.log(2)
+        L = 2 / zf + 1 / (2 * zf) + math.sqrt(2 * bits) + 1
+        if direction == "remove":  # the q^2 e^{1/z^2} Phi(2/z - L) tail term is below e^-bits only here
+            L = max(L, 2 / zf + math.sqrt(2 * (bits + 1 / (zf * zf))) + 1)
 
-        def f(g, analytic):  # noqa: ANN001 - acb callback signature
-            rho = 1 - q + q * (g / z - shift).exp()
-            lg = rho.log(analytic=analytic)
-            core = rho * lg if direction == "remove" else -lg
-            return norm * (-g * g / 2).exp() * core
+        def f(dens: Ball, dens_rho: Ball, lg: Ball) -> Ball:
+            return dens_rho * lg if direction == "remove" else -dens * lg
 
         Lb = to_ball(L)
-        body = integrate_real(f, -Lb, Lb, what=f"subsampled-gaussian {direction} KL")
-        left = -(1 - q).log() * phi(-Lb)
+        body = self._integrate_split(f, -L, L, f"subsampled-gaussian {direction} KL")
+        left = -qc.log() * phi(-Lb)
         if direction == "remove":
             right = q * phi(1 / z - Lb) + q * q * (1 / (z * z)).exp() * phi(2 / z - Lb)
             tail = (-left).union(left + right)
@@ -247,9 +404,10 @@ class SubsampledGaussian(PrivacyPair):
         e^{(alpha-1) D_alpha} <= (1-q) + q e^{alpha(alpha-1)/(2 z^2)} <= e^{alpha(alpha-1)/(2z^2)},
         i.e. K(t)/(t(t+1)) <= 1/(2 z^2). Lower bound, remove direction: the k = alpha term of the
         binomial sum gives K(t) >= (t+1) log q + t(t+1)/(2 z^2), so the ratio tends to 1/(2 z^2).
-        For ``add`` alone the sup sits at a finite order: certdp.notions.zcdp searches it over real orders.
+        For ``add`` alone the sup sits at a finite order: certdp.notions.zcdp searches it over real
+        orders; except at q = 1, where P = N(1, z^2), Q = N(0, z^2) is the Gaussian pair either way.
         """
-        if self.direction == "add":
+        if self.direction == "add" and self.q < 1:
             return None
         return 1 / (2 * to_ball(self.sigma) ** 2)
 
@@ -268,4 +426,4 @@ class SubsampledGaussian(PrivacyPair):
         g -> -inf (rho -> 1-q, rho >= 1-q everywhere); None otherwise (unbounded loss)."""
         if self.direction != "add" or self.q == 1:
             return None
-        return -(1 - to_ball(self.q)).log()
+        return -to_ball(1 - self.q).log()

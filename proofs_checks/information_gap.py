@@ -1,4 +1,7 @@
-"""Seed 000 (the zCDP-RDP information gap): local expansion, tail families, Example 2.3.
+"""The zCDP-RDP information gap of arXiv:2610.02414 (docs/math.md §5) and the rho of several pairs (§4).
+
+Local expansion (Thm 3.1), tail families, budget allocation, Example 2.3, and the rho of the Gaussian
+mixture, subsampled Gaussian and discrete Gaussian pairs.
 
 Checks whose claimed value is a parameter (``*_holds``) are called with a wrong value by
 tests/test_proofs_checks.py, to show that they can fail.
@@ -46,8 +49,10 @@ def example23_holds(d2_a: sp.Expr | None = None, d2_b: sp.Expr | None = None) ->
 
 @check(
     "example23",
-    "Example 2.3 rebuilt from A.4's ratio table (W = 4 | 1/4 | 1/2 and 4 | 1/3 | 1/3): both normalise, share "
+    "Example 2.3 (same two-sided (eps, delta) curve, different RDP curves), rebuilt from the likelihood-ratio "
+    "table W = 4 | 1/4 | 1/2 and 4 | 1/3 | 1/3 (k >= 1 | k = 0 | k <= -1): both normalise, share "
     "delta(eps) = (2/11)(4 - e^eps)_+, reverse delta at log 3 is 3/22 vs 0, exp D_2 = 265/88 vs 3",
+    where="docs/math.md §5.5; arXiv:2610.02414 Example 2.3, App. A.4",
 )
 def example23() -> bool:
     return example23_holds()
@@ -69,6 +74,7 @@ def thm31_holds(c3: sp.Expr | None = None, c4: sp.Expr | None = None) -> bool:
     "thm31_expansion",
     "With K(t) = sum_j kappa_j t^j/j! (P-cumulants of L) and K(-1) = 0: rho t(t+1) - K(t) = t(t+1)(rho - kappa_1) "
     "- t^2(t+1) kappa_3/6 + t^2(1-t^2) kappa_4/24 up to 5th-order cumulants",
+    where="docs/math.md §5.1; arXiv:2610.02414 Thm 3.1",
 )
 def thm31_expansion() -> bool:
     return thm31_holds()
@@ -87,14 +93,18 @@ def ggauss_chi_holds(chi1: sp.Expr | None = None, chi2: sp.Expr | None = None) -
     return sp.simplify(chi.subs(b, 1) - chi1) == 0 and sp.simplify(chi.subs(b, 2) - chi2) == 0
 
 
-@check("ggauss_chi", "Generalized Gaussian quartic coefficient chi_beta (seed 000 (4.7)): chi_1 = 1/12, chi_2 = 0")
+@check(
+    "ggauss_chi",
+    "Generalized Gaussian quartic gap coefficient chi_beta: chi_1 = 1/12 (Laplace), chi_2 = 0 (Gaussian)",
+    where="docs/math.md §5.3; arXiv:2610.02414 Prop. 4.5",
+)
 def ggauss_chi() -> bool:
     return ggauss_chi_holds()
 
 
 # --- Student-t ----------------------------------------------------------------------------------
 def student_mu(j: int) -> sp.Expr:
-    """E S^{2j}, S = (nu+1) Z/(nu + Z^2), Z ~ t_nu (seed 000 C.6)."""
+    """E S^{2j}, S = (nu+1) Z/(nu + Z^2), Z ~ t_nu (arXiv:2610.02414 App. C.6)."""
     return (nu + 1) ** (2 * j) / nu**j * sp.rf(sp.Rational(1, 2), j) * sp.rf(nu / 2, j) / sp.rf((nu + 1) / 2, 2 * j)
 
 
@@ -102,6 +112,7 @@ def student_mu(j: int) -> sp.Expr:
     "student_t_moments",
     "Student-t: S^2 = ((nu+1)^2/nu) W(1-W) with W = Z^2/(nu+Z^2) ~ Beta(1/2, nu/2), so E S^{2j} = "
     "(nu+1)^{2j}/nu^j (1/2)_j (nu/2)_j/((nu+1)/2)_{2j} (j = 1..3, Beta-function ratios)",
+    where="docs/math.md §5.2; arXiv:2610.02414 Prop. 4.4, App. C.6",
 )
 def student_t_moments() -> bool:
     zz = sp.Symbol("z", positive=True)
@@ -126,6 +137,7 @@ def student_quartic() -> sp.Expr:
     "Student-t: the quartic coefficient -kappa_4(S_nu)/24 has a unique critical point in [5, 7], enclosed by "
     "certified bisection on its symbolic derivative: nu = 6.013052641...",
     method="symbolic derivative + certified root",
+    where="docs/math.md §5.2; arXiv:2610.02414 §4.4",
 )
 def student_t_argmax() -> bool:
     from fractions import Fraction
@@ -149,6 +161,7 @@ def student_t_argmax() -> bool:
     "laplace_prop43_curvature",
     "Laplace: Phi_1(x) = 2x - K_{r(x)}(1), rho(r) = r + e^{-r} - 1: d^2 Phi_1/dx^2 at x = rho(r) equals "
     "2e^{2r}(2e^{3r}+6e^{2r}+3e^r+1)/(2e^{3r}+1)^2",
+    where="docs/math.md §5.4; arXiv:2610.02414 Prop. 4.3, App. C.5",
 )
 def laplace_prop43_curvature() -> bool:
     k1 = sp.log(sp.Rational(2, 3) * sp.exp(r) + sp.Rational(1, 3) * sp.exp(-2 * r))  # K_r(1), laplace_cgf at t = 1
@@ -166,6 +179,7 @@ def laplace_prop43_curvature() -> bool:
     "discrete_gaussian_period",
     "Discrete Gaussian, integer shift r: Gamma(t) = -log(Theta(t r)/Theta(0)), "
     "Theta(a) = sum_z e^{-(z-a)^2/(2 sigma^2)}; t -> t + 1/r shifts a by 1 (reindex z -> z + 1): period 1/r",
+    where="docs/math.md §4.6; arXiv:2610.02414 Prop. 4.6",
 )
 def discrete_gaussian_period() -> bool:
     zz = sp.Symbol("z", integer=True)
@@ -179,6 +193,7 @@ def discrete_gaussian_period() -> bool:
     "subsampled_rho_limit",
     "Subsampled Gaussian: q^{t+1} e^{t(t+1)/(2z^2)} <= e^{K(t)} <= 1 + e^{t(t+1)/(2z^2)}, and both bounds give "
     "K(t)/(t(t+1)) -> 1/(2 z^2) as t -> inf",
+    where="docs/math.md §4.7; arXiv:2610.02414 Prop. 4.2",
 )
 def subsampled_rho_limit() -> bool:
     q, zz = sp.symbols("q z", positive=True)
@@ -193,6 +208,7 @@ def subsampled_rho_limit() -> bool:
     "mixture_tail",
     "Mixture: cosh(a - b) <= cosh(a) e^{|b|}, and phi(u) e^{-m^2/2} cosh(m(u + c)) = "
     "(phi(u - m) e^{mc} + phi(u + m) e^{-mc})/2 (the tail bound of certdp.pairs.mixture)",
+    where="docs/math.md §4.3; proof in certdp.pairs.mixture",
 )
 def mixture_tail() -> bool:
     a, b, u, c, m = sp.symbols("a b u c m", real=True)
@@ -211,6 +227,7 @@ def mixture_tail() -> bool:
     "mixture_rho_bounds",
     "Mixture: phi(x - s)^{t+1} phi(x)^{-t} = phi(x - (t+1)s) e^{t(t+1)s^2/2} (so K = t(t+1)s^2/2 + log I); "
     "the lower bound 2^{-(t+1)} e^{t(t+1)s^2/2} Phi(m + (t+1)s) gives K/(t(t+1)) -> s^2/2",
+    where="docs/math.md §4.3; arXiv:2610.02414 Prop. 4.1",
 )
 def mixture_rho_bounds() -> bool:
     xx, m = sp.symbols("x m", real=True)
@@ -225,9 +242,10 @@ def mixture_rho_bounds() -> bool:
 
 @check(
     "mixture_kl_second_order",
-    "Mixture (C.3): (log f_m)' = -x + m tanh(mx), (log f_m)'' = -1 + m^2 sech^2(mx), so d^2 KL/ds^2 at s = 0 is "
-    "E[1 - m^2 sech^2(mZ)] (= I_m = E S_m^2 by parts: sympy proves the derivatives; the kappa_3(U_s), "
-    "kappa_4(U_s) expansions of C.3 need U_s, whose definition is missing from the extracted text)",
+    "Gaussian mixture, KL to second order in the shift: (log f_m)' = -x + m tanh(mx), (log f_m)'' = "
+    "-1 + m^2 sech^2(mx), so d^2 KL/ds^2 at s = 0 is E[1 - m^2 sech^2(mZ)] (= I_m = E S_m^2 by parts). Only "
+    "these derivatives are checked, not the cumulant expansions of the paper's proof",
+    where="docs/math.md §4.3; arXiv:2610.02414 Prop. 4.1, App. C.3",
 )
 def mixture_kl_second_order() -> bool:
     xx, m = sp.symbols("x m", real=True)

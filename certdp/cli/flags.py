@@ -1,0 +1,101 @@
+"""Which flags each command reads, and their defaults.
+
+A flag that a command would ignore is an error (exit 2), never a silent no-op: ``calibrate
+subsampled-gaussian --epochs 10`` once dropped the epochs and calibrated a single step. Flags
+with a default are parsed as None, so "given by the user" and "defaulted" stay distinguishable;
+:func:`apply_defaults` fills them in after :func:`reject_unused` has looked.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from certdp.cli.parser import PARAMS
+from certdp.errors import InvalidArgument, fmt_value
+
+#: Defaults of flags parsed as None, per command (the help texts state the same values).
+DEFAULTS: dict[str, dict[str, str]] = {
+    "tv": {"method": "closed-form", "samples": "200000", "seed": "0", "width": "1e-6"},
+    "rho": {"method": "auto"},
+    "eps": {"via": "rdp"},
+    "delta": {"via": "rdp"},
+    "expansion": {"t": "1"},
+    "calibrate": {"step": "1e-6"},
+}
+
+_NOT_FLAGS = ("command", "mechanism", "json")
+_PRECISION = {"prec", "max_prec"}
+_PAIR = {*PARAMS, "direction", "steps", "epochs"}
+_TV_METHOD_FLAGS = {
+    "closed-form": _PRECISION,
+    "exact": set(),
+    "monte-carlo": {"samples", "seed"},
+    "certified": {"width"},
+}
+
+
+def _flag(dest: str) -> str:
+    return {"from_": "from", "max_prec": "max-prec"}.get(dest, dest)
+
+
+def used_flags(args: argparse.Namespace) -> set[str]:
+    """The argparse destinations that ``args.command`` (for its mechanism and method) reads.
+
+    Contract: every flag outside the returned set is ignored by the command's runner.
+    """
+    cmd = args.command
+    if cmd in ("keygen", "sign", "verify"):
+        return set(vars(args))  # every flag of these is used (argparse knows them all)
+    if cmd == "gdp":
+        return {"rho"} | _PRECISION
+    if cmd == "convert":
+        given = {"delta", "eps"} if args.to == "eps-delta" else set()
+        return {"from_", "to", "value"} | _PRECISION | given
+    if cmd == "calibrate":
+        if args.mechanism == "random-allocation":
+            return {"steps", "epochs", "tv", "step", "out", "sign"}
+        return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign"}
+    extra = {
+        "cgf": {"order", "t"},
+        "rdp": {"order", "t"},
+        "gap": {"order", "t"},
+        "kl": set(),
+        "rho": {"method"},
+        "expansion": {"t"},
+        "eps": {"delta", "via", "orders"},
+        "delta": {"eps", "via", "orders"},
+    }
+    if cmd == "tv":
+        return _PAIR | {"method"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
+    return _PAIR | _PRECISION | extra[cmd]
+
+
+def reject_unused(args: argparse.Namespace) -> None:
+    """Raise InvalidArgument naming the first flag the user gave that the command would ignore.
+
+    Contract: returns only if every flag given (not None, not False) is read by the command.
+    """
+    used = used_flags(args)
+    for dest, value in vars(args).items():
+        if dest in _NOT_FLAGS or value is None or value is False or dest in used:
+            continue
+        if args.command == "calibrate" and dest == "sigma":
+            raise InvalidArgument(f"sigma={fmt_value(value)} is what calibrate computes; drop --sigma")
+        what = f"certdp {args.command}"
+        if args.command not in ("gdp", "convert"):
+            what += f" {args.mechanism}"
+        if args.command == "tv":
+            what += f" --method {args.method or DEFAULTS['tv']['method']}"
+        if args.command == "convert":
+            what += f" --to {args.to}"
+        raise InvalidArgument(f"{_flag(dest)}={fmt_value(value)} is not used by {what}; drop --{_flag(dest)}")
+
+
+def apply_defaults(args: argparse.Namespace) -> None:
+    """Fill the None-parsed flags of ``args.command`` with their documented defaults.
+
+    Contract: only flags still None change, to the value in DEFAULTS.
+    """
+    for dest, value in DEFAULTS.get(args.command, {}).items():
+        if getattr(args, dest, None) is None:
+            setattr(args, dest, value)

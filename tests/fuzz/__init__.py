@@ -1,0 +1,1 @@
+"""Fuzz corpus of issue 13: every input gets an answer."""
