@@ -136,7 +136,7 @@ def test_bad_input() -> None:
         cf.sigma_closed_form(10, 1, 1)
     with pytest.raises(InvalidArgument, match="tv=0 must be > 0"):
         cf.sigma_closed_form(10, 1, 0)
-    with pytest.raises(InvalidArgument, match=r"fpr=0.6 must be <= 1/2"):
+    with pytest.raises(InvalidArgument, match=r"fpr=0.6 must be <= 0.5"):
         cf.tpr_upper(RandomAllocation(10, 1), "0.6")
 
 

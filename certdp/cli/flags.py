@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from certdp.cli.parser import PARAMS
-from certdp.errors import InvalidArgument, fmt_value
+from certdp.errors import InvalidArgument, Unsupported, fmt_value
 
 #: Defaults of flags parsed as None, per command (the help texts state the same values).
 DEFAULTS: dict[str, dict[str, str]] = {
@@ -75,6 +75,12 @@ def reject_unused(args: argparse.Namespace) -> None:
 
     Contract: returns only if every flag given (not None, not False) is read by the command.
     """
+    if args.command == "calibrate" and args.mechanism not in ("random-allocation", "subsampled-gaussian"):
+        # the mechanism is the first thing wrong: say so, not that its flags are unused
+        raise Unsupported(
+            "calibrate is implemented for random-allocation and subsampled-gaussian, "
+            f"not mechanism={fmt_value(args.mechanism)}"
+        )
     used = used_flags(args)
     for dest, value in vars(args).items():
         if dest in _NOT_FLAGS or value is None or value is False or dest in used:

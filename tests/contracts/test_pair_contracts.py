@@ -62,7 +62,7 @@ CASES = [
         lambda p: refs.laplace_kl(p["scale"], p["shift"]),
         [
             ({"scale": 0}, "scale=0 must be > 0"),
-            ({"scale": "abc"}, "scale=abc must be a number"),
+            ({"scale": "abc"}, "scale=abc must be a number (ASCII digits, e.g. 0.01, 1e-5 or 1/3)"),
             ({"scale": 1, "shift": float("inf")}, "shift=inf must be a finite number"),
         ],
     ),
