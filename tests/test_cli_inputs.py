@@ -154,6 +154,10 @@ def test_step_as_large_as_the_first_probe(capsys: pytest.CaptureFixture[str]) ->
         ("calibrate random-allocation --steps 3000 --tv 0.1", "steps"),
         ("calibrate subsampled-gaussian --q 0.01 --steps 10 --epsilon 1e-300 --delta 1e-5", "epsilon"),
         ("calibrate subsampled-gaussian --q 0.01 --steps 1e12 --epsilon 1 --delta 1e-5", "steps"),
+        # found by the attack round: a step below 1e-12 hung (subsampled) or divided by 0.0 (random allocation)
+        ("calibrate subsampled-gaussian --q 0.01 --epochs 3 --epsilon 1 --delta 1e-5 --step 1e-1000", "step"),
+        ("calibrate random-allocation --steps 1 --epochs 1 --tv 0.1 --step 1e-1000", "step"),
+        ("calibrate random-allocation --steps 100 --epochs 10 --tv 1e-1000", "tv"),
     ],
 )
 def test_work_beyond_the_limits_is_refused_up_front(

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, grid_work
+from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, MIN_STEP, at_most, grid_work
 from certdp.enclose import Enclosure
-from certdp.errors import LimitExceeded, PrecisionExhausted
+from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
 from certdp.notions.tv_closed_form import sigma_closed_form
 from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice
@@ -20,6 +20,8 @@ from certdp.pairs.params import Number, exact_str, integer, real
 
 Progress = Callable[[str, float], None]
 MAX_REFINES = 2
+#: Smallest TV target calibrate accepts (the sigma it needs is far beyond the lattice limits).
+MIN_TV = Fraction(1, 10**12)
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,11 @@ def calibrate_tv(
     at_most("steps", m, MAX_RA_STEPS)
     at_most("epochs", e, MAX_RA_EPOCHS)
     lam = real("tv", tv, gt=0, lt=1)
+    if lam < MIN_TV:  # float searches below would underflow; such a sigma exceeds the limits anyway
+        raise LimitExceeded(f"tv={fmt_value(tv)} is below {fmt_value(MIN_TV)}, the smallest calibration target")
     st = real("step", step, gt=0, le=Fraction(1, 10))
+    if st < MIN_STEP:  # a certificate records step >= MIN_STEP; a float step below would round to 0
+        raise LimitExceeded(f"step={fmt_value(step)} is below {fmt_value(MIN_STEP)}, the smallest calibration step")
     start = time.perf_counter()
     closed = sigma_closed_form(m, e, lam)
     guess = approx_exact_sigma(m, e, lam, step=float(st))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA
+from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_STEP
 from certdp.enclose import Enclosure
 from certdp.errors import LimitExceeded, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
@@ -61,6 +61,8 @@ def calibrate_epsilon(
     target = real("epsilon", eps, gt=0)
     d = real("delta", delta, gt=0, lt=1)
     st = real("step", step, gt=0, le=Fraction(1, 10))
+    if st < MIN_STEP:  # the bisection is log2(sigma/step) probes, and a certificate records step >= MIN_STEP
+        raise LimitExceeded(f"step={fmt_value(step)} is below {fmt_value(MIN_STEP)}, the smallest calibration step")
     start = time.perf_counter()
     orders = tuple(DEFAULT_INTEGER_ORDERS)
 
