@@ -164,3 +164,37 @@ def test_work_beyond_the_limits_is_refused_up_front(
     command: str, name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     usage_error(command.split(), capsys, name)
+
+
+def test_an_epsilon_that_any_noise_meets_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    # The defect: the search went below the pair's smallest sigma and named sigma=9.7e-05, a value
+    # the user never passed.
+    argv = "calibrate subsampled-gaussian --q 0.01 --steps 100 --epsilon 1e100 --delta 1e-5".split()
+    err = usage_error(argv, capsys, "epsilon=1e100")
+    assert "sigma=0.0001" in err and "9.7e-05" not in err
+
+
+def test_max_seconds_stops_a_long_search_with_exit_3_and_no_file(
+    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The defect: a TV target near 1 searched for a minute (each evaluation affordable, the search not).
+    out = tmp_path / "c.json"  # type: ignore[operator]
+    argv = "calibrate random-allocation --steps 100 --epochs 10 --tv 0.999999999 --max-seconds 1".split()
+    code, stdout, err = run([*argv, "--out", str(out)], capsys)
+    assert code == 3 and stdout == "" and err.count("\n") == 1, err
+    assert "max-seconds=1 ran out after" in err and not out.exists()
+    code, stdout, err = run(
+        "calibrate subsampled-gaussian --q 0.01 --steps 1000 --epsilon 1 --delta 1e-5 --max-seconds 0.2".split(), capsys
+    )
+    assert code == 3 and "max-seconds=0.2 ran out" in err, err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e8", "abc"])
+def test_max_seconds_must_be_a_positive_budget(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    usage_error(["calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", f"--max-seconds={value}"], capsys,
+                f"max-seconds={value}")  # fmt: skip
+
+
+def test_max_seconds_is_a_calibrate_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run("tv random-allocation --steps 10 --sigma 1 --max-seconds 5".split(), capsys)
+    assert code == 2 and "--max-seconds" in err, err

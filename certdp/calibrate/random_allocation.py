@@ -9,7 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, MIN_STEP, at_most, grid_work
+from certdp.budget import Deadline, as_deadline
+from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step, grid_work
 from certdp.enclose import Enclosure
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
@@ -73,8 +74,17 @@ def _certify(
     numeric: object,
     log: list[dict[str, object]],
     progress: Progress | None,
+    deadline: Deadline,
 ) -> TVBound | None:
-    """Try grids predicted to reach the numeric slack, refining up to MAX_REFINES times; None if it fails."""
+    """Try grids predicted to reach the numeric slack, refining up to MAX_REFINES times; None if it fails.
+    The deadline is checked at each progress phase of each certified bound."""
+    doing = f"certifying the {side} TV bound at sigma={exact_str(pair.sigma)}"
+
+    def note(what: str, frac: float) -> None:
+        deadline.check(doing)
+        if progress is not None:
+            progress(what, frac)
+
     slack = abs(float(lam) - numeric.value)  # type: ignore[attr-defined]
     grid = auto_grid(pair, max(slack, 1e-12), ref=numeric, side=side)
     for attempt in range(MAX_REFINES + 1):
@@ -89,7 +99,7 @@ def _certify(
             log.append({"sigma": exact_str(pair.sigma), "side": side, "grid": grid.to_dict(), "error": str(exc)})
             return None
         try:
-            res = tv_bound(pair, grid, side, progress)
+            res = tv_bound(pair, grid, side, note)
         except PrecisionExhausted as exc:
             log.append({"sigma": exact_str(pair.sigma), "side": side, "grid": grid.to_dict(), "error": str(exc)})
             res = None
@@ -112,7 +122,12 @@ def _certify(
 
 
 def calibrate_tv(
-    steps: Number, epochs: Number, tv: Number, step: Number = "1e-6", progress: Progress | None = None
+    steps: Number,
+    epochs: Number,
+    tv: Number,
+    step: Number = "1e-6",
+    progress: Progress | None = None,
+    max_seconds: Number | Deadline | None = None,
 ) -> CalibrationResult:
     """Smallest sigma on the ``step`` lattice certified to keep TV(P^E, Q^E) <= tv, and a certified
     miss one step below.
@@ -121,6 +136,8 @@ def calibrate_tv(
     side) and, when ``tv_lower_at_miss`` is set, sigma - step has a certified TV lower bound > tv,
     so no smaller sigma on the lattice meets the target (TV is non-increasing in sigma,
     docs/math.md §9.5). The float search (exact sigma) only proposes; nothing it returns is trusted.
+    ``max_seconds`` (None: no budget) bounds the wall time: the search stops with
+    certdp.budget.BudgetExhausted between evaluations once it has run out.
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     # a calibration is written as a certificate; one the verifier refuses to recompute is useless
@@ -129,21 +146,21 @@ def calibrate_tv(
     lam = real("tv", tv, gt=0, lt=1)
     if lam < MIN_TV:  # float searches below would underflow; such a sigma exceeds the limits anyway
         raise LimitExceeded(f"tv={fmt_value(tv)} is below {fmt_value(MIN_TV)}, the smallest calibration target")
-    st = real("step", step, gt=0, le=Fraction(1, 10))
-    if st < MIN_STEP:  # a certificate records step >= MIN_STEP; a float step below would round to 0
-        raise LimitExceeded(f"step={fmt_value(step)} is below {fmt_value(MIN_STEP)}, the smallest calibration step")
+    st = calibration_step(step)
+    deadline = as_deadline(max_seconds)
     start = time.perf_counter()
     closed = sigma_closed_form(m, e, lam)
-    guess = approx_exact_sigma(m, e, lam, step=float(st))
+    guess = approx_exact_sigma(m, e, lam, step=float(st), tick=deadline.check)
     k = math.ceil(Fraction(guess.sigma) / st)
     log: list[dict[str, object]] = []
     upper: TVBound | None = None
     for _ in range(4):  # the numeric root is good to << step; a few steps up cover its error
         sigma = k * st
         pair = RandomAllocation(m, sigma, e)
+        deadline.check(f"checking sigma={exact_str(sigma)} numerically")
         numeric = approx_tv_lattice(m, e, sigma)
         if numeric.value < float(lam):
-            upper = _certify(pair, lam, "upper", numeric, log, progress)
+            upper = _certify(pair, lam, "upper", numeric, log, progress, deadline)
             if upper is not None:
                 break
         k += 1
@@ -151,6 +168,7 @@ def calibrate_tv(
         raise PrecisionExhausted(f"tv={exact_str(lam)}: no sigma near {guess.sigma:.8g} could be certified")
     sigma_miss = sigma - st
     miss_pair = RandomAllocation(m, sigma_miss, e)
+    deadline.check(f"checking sigma - step={exact_str(sigma_miss)} numerically")
     miss_numeric = approx_tv_lattice(m, e, sigma_miss)
     miss_slack = miss_numeric.value - float(lam)
     lower: TVBound | None = None
@@ -158,7 +176,7 @@ def calibrate_tv(
     if miss_slack <= 0:
         reason = f"numeric TV at sigma - step is {miss_numeric.value:.10g} <= tv: the miss does not hold numerically"
     else:
-        lower = _certify(miss_pair, lam, "lower", miss_numeric, log, progress)
+        lower = _certify(miss_pair, lam, "lower", miss_numeric, log, progress, deadline)
         if lower is None:
             reason = f"numeric slack {miss_slack:.2e} too small for the grids tried ({MAX_REFINES + 1} refinements)"
     return CalibrationResult(

@@ -8,12 +8,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_STEP
+from certdp.budget import Deadline, as_deadline
+from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, calibration_step
 from certdp.enclose import Enclosure
 from certdp.errors import LimitExceeded, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, integer, real
+from certdp.pairs.subsampled import MIN_SIGMA as PAIR_MIN_SIGMA
 
 #: Orders on each side of the best one that the search probes (each order costs a quadrature for
 #: the add direction; the final claim and its refutation use every order).
@@ -45,14 +47,21 @@ class EpsCalibration:
 
 
 def calibrate_epsilon(
-    q: Number, steps: Number, eps: Number, delta: Number, step: Number = "1e-6", direction: str = "both"
+    q: Number,
+    steps: Number,
+    eps: Number,
+    delta: Number,
+    step: Number = "1e-6",
+    direction: str = "both",
+    max_seconds: Number | Deadline | None = None,
 ) -> EpsCalibration:
     """Smallest sigma on the ``step`` lattice whose certified RDP epsilon (over the default integer
     orders) is <= eps. Raises LimitExceeded when steps > MAX_STEPS or when even sigma = MAX_SIGMA
     misses the target (one certified probe, so the search never doubles without end).
     Contract: eps_at_sigma.upper <= eps, and eps_at_miss.lower > eps when set.
     eps(sigma) is non-increasing in sigma (each Renyi divergence is), so bisection on the lattice
-    index is exact; every probe is a certified evaluation.
+    index is exact; every probe is a certified evaluation. ``max_seconds`` (None: no budget)
+    bounds the wall time: certdp.budget.BudgetExhausted between probes once it has run out.
     """
     qq = real("q", q, gt=0, le=1)
     n = integer("steps", steps, ge=1)
@@ -60,15 +69,15 @@ def calibrate_epsilon(
         raise LimitExceeded(f"steps={n} exceeds the calibration limit {MAX_STEPS} (certificates record at most that)")
     target = real("epsilon", eps, gt=0)
     d = real("delta", delta, gt=0, lt=1)
-    st = real("step", step, gt=0, le=Fraction(1, 10))
-    if st < MIN_STEP:  # the bisection is log2(sigma/step) probes, and a certificate records step >= MIN_STEP
-        raise LimitExceeded(f"step={fmt_value(step)} is below {fmt_value(MIN_STEP)}, the smallest calibration step")
+    st = calibration_step(step)
+    deadline = as_deadline(max_seconds)
     start = time.perf_counter()
     orders = tuple(DEFAULT_INTEGER_ORDERS)
 
     window = list(orders)  # the orders the search probes with; re-centred on the best one as it goes
 
     def eps_at(k: int, over: Sequence[int] = orders) -> Enclosure:
+        deadline.check(f"probing sigma={fmt_value(k * st)}")
         pair = compose(SubsampledGaussian(qq, k * st, direction), n)
         res = epsilon(pair, d, orders=over)
         best = orders.index(round(res.order))
@@ -94,10 +103,20 @@ def calibrate_epsilon(
             f"epsilon={fmt_value(eps)} is not certified even at sigma={MAX_SIGMA} (the calibration limit) "
             f"with q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}"
         )
+    # the pair is defined from PAIR_MIN_SIGMA on: the lowest index a search may probe, and its
+    # failing end below that (sigma = 0, no noise, fails every finite target)
+    floor_k = math.ceil(PAIR_MIN_SIGMA / st)
+    floor_lo = floor_k if floor_k > 1 else 0
     lo = max(1, math.floor(Fraction(1, 10) / st))  # sigma = 0.1: a start that fails most targets
     hi = lo
     if meets(lo):
-        lo = 0  # sigma = 0 (no noise) fails every finite target: the bisection's failing end
+        if floor_lo and meets(floor_k):
+            raise LimitExceeded(
+                f"epsilon={fmt_value(eps)} is met even at sigma={fmt_value(floor_k * st)}, the smallest sigma "
+                f"subsampled-gaussian supports (q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}): "
+                "the target does not constrain sigma"
+            )
+        lo = floor_lo
     else:
         while not meets(hi):
             lo, hi = hi, min(hi * 2, top)
@@ -109,10 +128,11 @@ def calibrate_epsilon(
     while not at_sigma.upper <= target:  # a refinement may differ by rounding: step up, all orders
         hi += 1
         at_sigma = eps_at(hi)
-    miss = eps_at(hi - 1) if hi > 1 else None  # sigma - step = 0 is no mechanism: nothing to refute
+    # sigma - step = 0 is no mechanism: nothing to refute (hi - 1 >= floor_k otherwise: lo failed)
+    miss = eps_at(hi - 1) if hi > 1 else None
     if miss is not None and miss.upper <= target:
         # the window missed the best order below hi: finish the search over all orders
-        hi = bisect(0, hi - 1, orders)
+        hi = bisect(floor_lo, hi - 1, orders)
         at_sigma = eps_at(hi)
         miss = eps_at(hi - 1) if hi > 1 else None
     return EpsCalibration(

@@ -95,6 +95,22 @@ def at_most(field: str, value: int | Fraction, limit: int | Fraction) -> None:
         raise refuse(field, value, f"<= {limit}")
 
 
+def calibration_step(step: object) -> Fraction:
+    """The calibration step between claim and refutation, validated against [MIN_STEP, MAX_STEP].
+
+    Contract: the exact step, or InvalidArgument (``step=... must be ...``) / LimitExceeded
+    (below MIN_STEP: a certificate records step >= MIN_STEP, and a bisection takes
+    log2(sigma/step) probes) naming the value.
+    """
+    from certdp.errors import fmt_value
+    from certdp.pairs.params import real
+
+    st = real("step", step, gt=0, le=MAX_STEP)  # type: ignore[arg-type]
+    if st < MIN_STEP:
+        raise LimitExceeded(f"step={fmt_value(step)} is below {fmt_value(MIN_STEP)}, the smallest calibration step")
+    return st
+
+
 def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: str, where: str = "grid") -> None:
     """Raise LimitExceeded when a certified TV run on ``grid`` (certdp.notions.tv_certified.tv_bound)
     would exceed the work limits above. The verifier applies it to every certificate grid; the

@@ -35,7 +35,7 @@ _TV_METHOD_FLAGS = {
 
 
 def _flag(dest: str) -> str:
-    return {"from_": "from", "max_prec": "max-prec"}.get(dest, dest)
+    return {"from_": "from", "max_prec": "max-prec", "max_seconds": "max-seconds"}.get(dest, dest)
 
 
 def used_flags(args: argparse.Namespace) -> set[str]:
@@ -53,8 +53,8 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         return {"from_", "to", "value"} | _PRECISION | given
     if cmd == "calibrate":
         if args.mechanism == "random-allocation":
-            return {"steps", "epochs", "tv", "step", "out", "sign"}
-        return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign"}
+            return {"steps", "epochs", "tv", "step", "out", "sign", "max_seconds"}
+        return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign", "max_seconds"}
     extra = {
         "cgf": {"order", "t"},
         "rdp": {"order", "t"},

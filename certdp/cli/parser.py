@@ -67,7 +67,8 @@ HELP = {
     "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
     "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
     "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
-    "calibrate": "certified sigma for a TV target (random allocation): meets it, and one step less misses it",
+    "calibrate": "certified sigma for a TV target (random-allocation) or an (epsilon, delta) target "
+    "(subsampled-gaussian, RDP): meets it, and one step less misses it",
     "expansion": "certified local-expansion terms of the gap (Su, Yang, Su, Wang, arXiv:2610.02414, Thm 3.1): "
     "rho - E_P L, kappa_3, kappa_4",
 }
@@ -144,6 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--step", help="sigma is rounded up to a multiple of this (default 1e-6)")
             p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
             p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
+            p.add_argument(
+                "--max-seconds",
+                help="wall-time budget of the search in seconds (default: none); when it runs out the "
+                "command exits 3 and writes nothing",
+            )
         if name == "rho":
             p.add_argument(
                 "--method",

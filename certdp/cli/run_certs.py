@@ -7,6 +7,7 @@ import os
 import time
 from pathlib import Path
 
+from certdp.budget import Deadline
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
 from certdp.cert.checks import claim_and_refutation
 from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
@@ -119,6 +120,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
         raise InvalidArgument("sign needs --out: only a written certificate can be signed")
     out = writable_path("out", args.out) if args.out is not None else None
     key = load_private_key(readable_path("sign", args.sign), "sign") if args.sign is not None else None
+    budget = Deadline(args.max_seconds, name="max-seconds")  # started here: the whole command counts
     if args.mechanism == "random-allocation":
         if args.steps is None:
             raise InvalidArgument("steps is required for random-allocation (--steps M)")
@@ -126,7 +128,12 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             raise InvalidArgument("tv is required for random-allocation (--tv LAMBDA)")
         with progress_bar(args) as note:
             res = calibrate_tv(
-                args.steps, args.epochs if args.epochs is not None else "1", args.tv, args.step, progress=note
+                args.steps,
+                args.epochs if args.epochs is not None else "1",
+                args.tv,
+                args.step,
+                progress=note,
+                max_seconds=budget,
             )
         rec: dict[str, object] = {"quantity": "calibration", "mechanism": args.mechanism, **res.to_dict()}
         if out is not None:
@@ -156,7 +163,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             # a missing count never defaults to 1: one step is not a training run
             raise InvalidArgument("steps is required to calibrate subsampled-gaussian (--steps N, or --epochs E)")
         steps, fields = steps_from_args(args, args.q)
-        res_e = calibrate_epsilon(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both")
+        res_e = calibrate_epsilon(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", budget)
         rec = {
             "quantity": "calibration",
             "mechanism": args.mechanism,

@@ -15,6 +15,7 @@ produce a certified number. Two methods:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -296,9 +297,14 @@ class ApproxSigma:
     evaluations: int
 
 
-def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float = 1e-6) -> ApproxSigma:
+def approx_exact_sigma(
+    steps: Number, epochs: Number, lam: Number, step: float = 1e-6, tick: Callable[[str], None] | None = None
+) -> ApproxSigma:
     """Root of the numeric TV(sigma) = lambda by bracketing (TV is non-increasing in sigma,
     docs/math.md §9.5), coarse grid first, then the extrapolated lattice. Not certified.
+    ``tick(doing)`` is called before each evaluation (a budget check may raise there). The
+    bracket walks down from the closed-form sigma; LimitExceeded names ``tv`` when the lattice at
+    the next bracket point is beyond the work limit (a smaller sigma costs more).
 
     Contract: none (approx_*): a float root; calibrate_tv certifies around it.
     """
@@ -318,12 +324,20 @@ def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float =
     def coarse(s: float) -> float:
         nonlocal count
         count += 1
+        if tick is not None:
+            tick(f"searching sigma near {s:.6g} (numeric TV, coarse lattice)")
         check_lattice_work(m, e, s)
         g = default_grid(m, e, s)
         return _tv_upper_scheme(1 / s, m, e, 2 * g["h"], 2 * g["eta"], g["cap"], g["l_max"])[0] - target
 
     lo = hi
     while coarse(lo) <= 0:
+        try:  # the root is below lo; a lattice too large at 0.8 lo is refused in terms of tv
+            check_lattice_work(m, e, 0.8 * lo)
+        except LimitExceeded as exc:
+            raise LimitExceeded(
+                f"tv={fmt_value(lam)} needs sigma below {lo:.4g}, where the numeric TV is beyond its work limit ({exc})"
+            ) from None
         lo *= 0.8
     s_coarse = brentq(coarse, lo, hi, xtol=1e-6)
     # slope of the coarse function (smooth, close to the fine one's) for a Newton start
@@ -333,6 +347,8 @@ def approx_exact_sigma(steps: Number, epochs: Number, lam: Number, step: float =
     def fine(s: float) -> float:
         nonlocal count
         count += 1
+        if tick is not None:
+            tick(f"searching sigma near {s:.8g} (numeric TV, extrapolated lattice)")
         return approx_tv_lattice(m, e, s).value - target
 
     x0, f0 = s_coarse, fine(s_coarse)

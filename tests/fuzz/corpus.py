@@ -447,6 +447,13 @@ SWEEPS = [
     ),
     Sweep("epochs_cal", "epochs", "calibrate subsampled-gaussian --q 0.1 --epochs={V} --epsilon 2 --delta 1e-5", "pos"),
     Sweep("step_ra", "step", "calibrate random-allocation --steps 10 --tv 0.1 --step={V}", "step"),
+    Sweep(
+        "max_seconds",
+        "max-seconds",
+        "calibrate random-allocation --steps 10 --tv 0.1 --step 0.01 --max-seconds={V}",
+        "pos",
+        overrides={"tiny": "usage:{p}|exhausted:{p}", "huge": U, "d5000": U},
+    ),
     Sweep("delta_cal", "delta", "calibrate subsampled-gaussian --q 0.01 --steps 10 --epsilon 1 --delta={V}", "unit"),
     Sweep(
         "step", "step", "calibrate subsampled-gaussian --q 0.01 --steps 10 --epsilon 1 --delta 1e-5 --step={V}", "step"
@@ -494,11 +501,32 @@ def sweep_cases() -> list[Case]:
 
 # -- hand-written cases: the defects of issue 13 and the rest of the CLI surface ------------
 
-CAL_SG = ("calibrate", "subsampled-gaussian", "--q", "0.01", "--epsilon", "2", "--delta", "1e-5")
+#: Command prefixes of the hand-written tables (white-space separated, see :func:`_rows`).
+CAL_SG = "calibrate subsampled-gaussian --q 0.01 --epsilon 2 --delta 1e-5"
+CAL_RA = "calibrate random-allocation --steps 10 --tv 0.1"
+TV_RA = "tv random-allocation --steps 10 --sigma 1"
 #: A calibration that takes many seconds: flags checked "before the computation" must fail fast.
-SLOW_CAL_RA = ("calibrate", "random-allocation", "--steps", "100", "--epochs", "10", "--tv", "0.1")
-SLOW_CAL_SG = ("calibrate", "subsampled-gaussian", "--q", "0.01", "--steps", "500", "--epsilon", "3", "--delta", "1e-5")
+SLOW_CAL_RA = "calibrate random-allocation --steps 100 --epochs 10 --tv 0.1"
+SLOW_CAL_SG = "calibrate subsampled-gaussian --q 0.01 --steps 500 --epsilon 3 --delta 1e-5"
 FAST = 3.0  # seconds: an up-front refusal
+
+
+def _words(text: str, *rest: str) -> tuple[str, ...]:
+    """The words of ``text``, then ``rest`` as they are (arguments that are empty or hold white space)."""
+    return (*text.split(), *rest)
+
+
+def _rows(*rows: tuple) -> list[Case]:
+    """Cases from table rows ``(id, argv[, expect[, check[, other Case fields]]])``.
+
+    ``argv`` is a string split on white space, or a tuple taken as it is (see :func:`_words`).
+    """
+    out = []
+    for cid, argv, *rest in rows:
+        expect, check, extra = (*rest, *(OK, None, {})[len(rest) :])
+        args = tuple(argv.split()) if isinstance(argv, str) else argv
+        out.append(Case(cid, args, expect=expect, check=check, **extra))
+    return out
 
 
 def _steps_is(n: int) -> Callable[[dict], None]:
@@ -538,867 +566,451 @@ def _ra_tv(rec: dict) -> None:
 
 
 def hand_cases() -> list[Case]:
-    c: list[Case] = []
-    add = c.append
+    fast = {"max_seconds": FAST}
     # --- epochs for subsampled-gaussian (steps = ceil(E/q)) ---
-    add(
-        Case(
+    c = _rows(
+        (
             "i-cal-sg-epochs",
-            (
-                "calibrate",
-                "subsampled-gaussian",
-                "--q",
-                "0.004",
-                "--epochs",
-                "10",
-                "--epsilon",
-                "8",
-                "--delta",
-                "1e-5",
-                "--json",
-            ),
-            check=_eps_calibration("8", 2500),
-        )
-    )
-    add(
-        Case(
+            "calibrate subsampled-gaussian --q 0.004 --epochs 10 --epsilon 8 --delta 1e-5 --json",
+            OK,
+            _eps_calibration("8", 2500),
+        ),
+        (
             "i-cal-sg-epochs-human",
-            (
-                "calibrate",
-                "subsampled-gaussian",
-                "--q",
-                "0.004",
-                "--epochs",
-                "10",
-                "--epsilon",
-                "8",
-                "--delta",
-                "1e-5",
-                "--step",
-                "0.01",
-            ),
-        )
-    )
-    add(Case("i-cal-sg-steps-epochs", (*CAL_SG, "--steps", "10", "--epochs", "1"), expect="usage:epochs|usage:steps"))
-    add(Case("i-cal-sg-no-steps", CAL_SG, expect="usage:steps"))
-    add(Case("i-cal-sg-no-steps-json", (*CAL_SG, "--json"), expect="usage:steps"))
-    add(
-        Case(
+            "calibrate subsampled-gaussian --q 0.004 --epochs 10 --epsilon 8 --delta 1e-5 --step 0.01",
+        ),
+        ("i-cal-sg-steps-epochs", CAL_SG + " --steps 10 --epochs 1", "usage:epochs|usage:steps"),
+        ("i-cal-sg-no-steps", CAL_SG, "usage:steps"),
+        ("i-cal-sg-no-steps-json", CAL_SG + " --json", "usage:steps"),
+        (
             "i-eps-sg-epochs",
-            ("eps", "subsampled-gaussian", "--q", "0.25", "--sigma", "2", "--epochs", "1", "--delta", "1e-5", "--json"),
-            check=_steps_is(4),
-        )
-    )
-    add(
-        Case(
+            "eps subsampled-gaussian --q 0.25 --sigma 2 --epochs 1 --delta 1e-5 --json",
+            OK,
+            _steps_is(4),
+        ),
+        (
             "i-eps-sg-steps-epochs",
-            (
-                "eps",
-                "subsampled-gaussian",
-                "--q",
-                "0.25",
-                "--sigma",
-                "2",
-                "--epochs",
-                "1",
-                "--steps",
-                "4",
-                "--delta",
-                "1e-5",
-            ),
-            expect="usage:epochs|usage:steps",
-        )
+            "eps subsampled-gaussian --q 0.25 --sigma 2 --epochs 1 --steps 4 --delta 1e-5",
+            "usage:epochs|usage:steps",
+        ),
     )
+
     # --- flags a command does not use ---
+    def unused(where: str, head: tuple[str, ...], flag: str, value: str, **extra: float) -> None:
+        c.append(Case(f"i-unused-{flag}-{where}", (*head, f"--{flag}", value), expect=f"usage:{flag}", **extra))
+
     for mech, params in MECHS.items():
-        if mech in ("random-allocation", "subsampled-gaussian"):
-            continue
-        add(Case(f"i-unused-epochs-{SHORT[mech]}", ("kl", mech, *params, "--epochs", "2"), expect="usage:epochs"))
-        add(
-            Case(
-                f"i-unused-direction-{SHORT[mech]}",
-                ("kl", mech, *params, "--direction", "add"),
-                expect="usage:direction",
-            )
-        )
-    add(
-        Case(
+        if mech not in ("random-allocation", "subsampled-gaussian"):
+            for flag, v in (("epochs", "2"), ("direction", "add")):
+                unused(SHORT[mech], ("kl", mech, *params), flag, v)
+    c += _rows(
+        (
             "i-unused-direction-ra",
-            ("rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "2", "--direction", "remove"),
-            expect="usage:direction",
-        )
-    )
-    add(
-        Case(
-            "i-unused-shift-sg",
-            ("kl", "subsampled-gaussian", "--q", "0.1", "--sigma", "1", "--shift", "2"),
-            expect="usage:shift",
-        )
-    )
-    add(
-        Case(
-            "i-unused-shift-ra",
-            ("rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "2", "--shift", "1"),
-            expect="usage:shift",
-        )
-    )
-    add(Case("i-unused-nu-gauss", ("kl", "gaussian", "--sigma", "1", "--nu", "3"), expect="usage:nu"))
-    add(Case("i-unused-q-lap", ("kl", "laplace", "--q", "0.5"), expect="usage:q"))
-    add(Case("i-unused-tv-cal-sg", (*CAL_SG, "--steps", "10", "--tv", "0.1"), expect="usage:tv"))
-    add(Case("i-unused-sigma-cal-sg", (*CAL_SG, "--steps", "10", "--sigma", "1"), expect="usage:sigma"))
-    add(Case("i-unused-shift-cal-sg", (*CAL_SG, "--steps", "10", "--shift", "1"), expect="usage:shift"))
-    add(
-        Case(
-            "i-unused-eps-cal-ra",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--epsilon", "1"),
-            expect="usage:epsilon",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
-            "i-unused-delta-cal-ra",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--delta", "1e-5"),
-            expect="usage:delta",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
-            "i-unused-sigma-cal-ra",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--sigma", "1"),
-            expect="usage:sigma",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
-            "i-unused-q-cal-ra",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--q", "0.1"),
-            expect="usage:q",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
-            "i-unused-dir-cal-ra",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "0.1", "--direction", "add"),
-            expect="usage:direction",
-            max_seconds=FAST,
-        )
+            "rdp random-allocation --steps 10 --sigma 1 --order 2 --direction remove",
+            "usage:direction",
+        ),
+        ("i-unused-shift-sg", "kl subsampled-gaussian --q 0.1 --sigma 1 --shift 2", "usage:shift"),
+        ("i-unused-shift-ra", "rdp random-allocation --steps 10 --sigma 1 --order 2 --shift 1", "usage:shift"),
+        ("i-unused-nu-gauss", "kl gaussian --sigma 1 --nu 3", "usage:nu"),
+        ("i-unused-q-lap", "kl laplace --q 0.5", "usage:q"),
+        ("i-unused-tv-cal-sg", CAL_SG + " --steps 10 --tv 0.1", "usage:tv"),
+        ("i-unused-sigma-cal-sg", CAL_SG + " --steps 10 --sigma 1", "usage:sigma"),
+        ("i-unused-shift-cal-sg", CAL_SG + " --steps 10 --shift 1", "usage:shift"),
+        ("i-unused-eps-cal-ra", CAL_RA + " --epsilon 1", "usage:epsilon", None, fast),
+        ("i-unused-delta-cal-ra", CAL_RA + " --delta 1e-5", "usage:delta", None, fast),
+        ("i-unused-sigma-cal-ra", CAL_RA + " --sigma 1", "usage:sigma", None, fast),
+        ("i-unused-q-cal-ra", CAL_RA + " --q 0.1", "usage:q", None, fast),
+        ("i-unused-dir-cal-ra", CAL_RA + " --direction add", "usage:direction", None, fast),
     )
     for to in ("gdp", "tv", "zcdp"):
         src = "gdp" if to == "zcdp" else "zcdp"
         for flag, v in (("delta", "1e-5"), ("eps", "1")):
-            add(
-                Case(
-                    f"i-unused-{flag}-convert-{to}",
-                    ("convert", "--from", src, "--to", to, "--value", "1", f"--{flag}", v),
-                    expect=f"usage:{flag}",
-                )
-            )
-    add(
-        Case(
+            unused(f"convert-{to}", ("convert", "--from", src, "--to", to, "--value", "1"), flag, v)
+    c += _rows(
+        (
             "i-convert-ed-both",
-            ("convert", "--from", "zcdp", "--to", "eps-delta", "--value", "1", "--delta", "1e-5", "--eps", "1"),
-            expect="usage:delta|usage:eps",
-        )
+            "convert --from zcdp --to eps-delta --value 1 --delta 1e-5 --eps 1",
+            "usage:delta|usage:eps",
+        ),
+        ("i-convert-ed-neither", "convert --from zcdp --to eps-delta --value 1", "usage:delta|usage:eps"),
+        ("i-convert-gdp-gdp", "convert --from gdp --to gdp --value 1", "usage:to"),
+        ("i-convert-bad-from", "convert --from eps --to gdp --value 1", "usage:from"),
+        ("i-convert-no-value", "convert --from zcdp --to gdp", "usage:value"),
     )
-    add(
-        Case(
-            "i-convert-ed-neither",
-            ("convert", "--from", "zcdp", "--to", "eps-delta", "--value", "1"),
-            expect="usage:delta|usage:eps",
-        )
-    )
-    add(Case("i-convert-gdp-gdp", ("convert", "--from", "gdp", "--to", "gdp", "--value", "1"), expect="usage:to"))
-    add(Case("i-convert-bad-from", ("convert", "--from", "eps", "--to", "gdp", "--value", "1"), expect="usage:from"))
-    add(Case("i-convert-no-value", ("convert", "--from", "zcdp", "--to", "gdp"), expect="usage:value"))
-    tv = ("tv", "random-allocation", "--steps", "10", "--sigma", "1")
-    for method in ("closed-form", "exact", "certified"):
-        m = () if method == "closed-form" else ("--method", method)
-        add(
-            Case(
-                f"i-unused-samples-tv-{method}", (*tv, *m, "--samples", "10"), expect="usage:samples", max_seconds=FAST
-            )
-        )
-        add(Case(f"i-unused-seed-tv-{method}", (*tv, *m, "--seed", "3"), expect="usage:seed", max_seconds=FAST))
-    for method in ("closed-form", "exact", "monte-carlo"):
-        m = () if method == "closed-form" else ("--method", method)
-        add(Case(f"i-unused-width-tv-{method}", (*tv, *m, "--width", "1e-3"), expect="usage:width", max_seconds=FAST))
-    add(Case("i-unused-prec-tv-exact", (*tv, "--method", "exact", "--prec", "80"), expect="usage:prec"))
-    add(Case("i-unused-prec-tv-mc", (*tv, "--method", "monte-carlo", "--max-prec", "80"), expect="usage:max-prec"))
-    add(
-        Case("i-tv-mc-ok", (*tv, "--method", "monte-carlo", "--samples", "2000", "--seed", "7", "--json"), check=_ra_tv)
-    )
-    add(Case("i-tv-exact-ok", (*tv, "--method", "exact", "--json"), check=_ra_tv))
-    add(Case("i-tv-cert-ok", (*tv, "--method", "certified", "--width", "1e-2", "--json"), check=_ra_tv))
-    add(Case("i-tv-bad-method", (*tv, "--method", "bogus"), expect="usage:method"))
-    # --- empty strings ---
-    add(Case("i-empty-steps", (*CAL_SG, "--steps", ""), expect="usage:steps"))
-    add(Case("i-empty-epochs", (*CAL_SG, "--epochs", ""), expect="usage:epochs"))
-    add(Case("i-empty-out", (*CAL_SG, "--steps", "10", "--out", ""), expect="usage:out", max_seconds=FAST))
-    add(
-        Case(
+    tv = tuple(TV_RA.split())
+    for methods, flags in (
+        (("closed-form", "exact", "certified"), (("samples", "10"), ("seed", "3"))),
+        (("closed-form", "exact", "monte-carlo"), (("width", "1e-3"),)),
+    ):
+        for method in methods:
+            m = () if method == "closed-form" else ("--method", method)
+            for flag, v in flags:
+                unused(f"tv-{method}", (*tv, *m), flag, v, max_seconds=FAST)
+    c += _rows(
+        ("i-unused-prec-tv-exact", TV_RA + " --method exact --prec 80", "usage:prec"),
+        ("i-unused-prec-tv-mc", TV_RA + " --method monte-carlo --max-prec 80", "usage:max-prec"),
+        ("i-tv-mc-ok", TV_RA + " --method monte-carlo --samples 2000 --seed 7 --json", OK, _ra_tv),
+        ("i-tv-exact-ok", TV_RA + " --method exact --json", OK, _ra_tv),
+        ("i-tv-cert-ok", TV_RA + " --method certified --width 1e-2 --json", OK, _ra_tv),
+        ("i-tv-bad-method", TV_RA + " --method bogus", "usage:method"),
+        # --- empty strings ---
+        ("i-empty-steps", _words(CAL_SG, "--steps", ""), "usage:steps"),
+        ("i-empty-epochs", _words(CAL_SG, "--epochs", ""), "usage:epochs"),
+        ("i-empty-out", _words(CAL_SG, "--steps", "10", "--out", ""), "usage:out", None, fast),
+        (
             "i-empty-sign",
-            (*CAL_SG, "--steps", "10", "--out", "{tmp}/x.json", "--sign", ""),
-            expect="usage:sign|usage:key",
-            max_seconds=FAST,
-            forbid=("key=. ",),
-        )
-    )
-    add(
-        Case(
-            "i-cal-unsupported-params",
-            ("calibrate", "gaussian", "--sigma", "1", "--tv", "0.1"),
-            expect="usage:mechanism|usage:sigma|usage:tv",
-        )
-    )
-    add(
-        Case(
-            # TV near 1 means sigma near 0.28 (tv 0.9: a 1 GiB, 30 s grid, within the verifier's
-            # limits and so a legitimate run, not a fuzz case); 0.7 exercises the same path
+            _words(CAL_SG, "--steps", "10", "--out", "{tmp}/x.json", "--sign", ""),
+            "usage:sign|usage:key",
+            None,
+            {**fast, "forbid": ("key=. ",)},
+        ),
+        ("i-cal-unsupported-params", "calibrate gaussian --sigma 1 --tv 0.1", "usage:mechanism|usage:sigma|usage:tv"),
+        # TV near 1 means sigma near 0.28 (tv 0.9: a 1 GiB, 30 s grid, within the verifier's
+        # limits and so a legitimate run, not a fuzz case); 0.7 exercises the same path
+        (
             "i-cal-ra-tv-0.7",
-            ("calibrate", "random-allocation", "--steps", "2", "--tv", "0.7", "--step", "0.01", "--json"),
-            expect="ok|usage:tv|exhausted",
-            check=_tv_calibration("0.7"),
-        )
-    )
-    add(Case("i-empty-steps-rho", ("rho", "gaussian", "--sigma", "1", "--steps", ""), expect="usage:steps"))
-    add(
-        Case(
+            "calibrate random-allocation --steps 2 --tv 0.7 --step 0.01 --json",
+            "ok|usage:tv|exhausted",
+            _tv_calibration("0.7"),
+        ),
+        ("i-empty-steps-rho", _words("rho gaussian --sigma 1 --steps", ""), "usage:steps"),
+        (
             "i-empty-epochs-ra",
-            ("rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "2", "--epochs", ""),
-            expect="usage:epochs",
-        )
-    )
-    add(Case("i-empty-mech", ("kl", ""), expect="usage:mechanism"))
-    add(
-        Case(
-            "i-empty-direction",
-            ("kl", "subsampled-gaussian", "--q", "0.1", "--sigma", "1", "--direction", ""),
-            expect="usage:direction",
-        )
-    )
-    add(
-        Case(
-            "i-empty-orders",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", ""),
-            expect="usage:orders",
-        )
-    )
-    add(
-        Case(
-            "i-comma-orders",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", ",,"),
-            expect="usage:orders",
-        )
-    )
-    add(
-        Case(
-            "i-mixed-orders",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", "2,abc"),
-            expect="usage:orders|usage:order",
-        )
-    )
-    add(
-        Case(
-            "i-orders-one",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", "1"),
-            expect="usage:orders|usage:order",
-        )
-    )
-    add(
-        Case(
+            _words("rdp random-allocation --steps 10 --sigma 1 --order 2 --epochs", ""),
+            "usage:epochs",
+        ),
+        ("i-empty-mech", ("kl", ""), "usage:mechanism"),
+        ("i-empty-direction", _words("kl subsampled-gaussian --q 0.1 --sigma 1 --direction", ""), "usage:direction"),
+        ("i-empty-orders", _words("eps gaussian --sigma 1 --delta 1e-5 --orders", ""), "usage:orders"),
+        ("i-comma-orders", "eps gaussian --sigma 1 --delta 1e-5 --orders ,,", "usage:orders"),
+        ("i-mixed-orders", "eps gaussian --sigma 1 --delta 1e-5 --orders 2,abc", "usage:orders|usage:order"),
+        ("i-orders-one", "eps gaussian --sigma 1 --delta 1e-5 --orders 1", "usage:orders|usage:order"),
+        (
             "i-orders-ra-frac",
-            ("eps", "random-allocation", "--steps", "10", "--sigma", "1", "--delta", "1e-5", "--orders", "2.5"),
-            expect="usage:orders|usage:order",
-        )
-    )
-    # --- eps at delta = 0.5 ---
-    add(
-        Case("i-eps-delta-half", ("eps", "gaussian", "--sigma", "1", "--delta", "0.5", "--json"), check=_eps_delta_half)
-    )
-    add(Case("i-eps-clamped", ("eps", "gaussian", "--sigma", "1", "--delta", "0.9", "--json"), check=_eps_clamped))
-    add(
-        Case(
-            "i-eps-delta-big",
-            ("eps", "gaussian", "--sigma", "10", "--delta", "0.9", "--json"),
-            check=lambda rec: _nonneg(rec, "epsilon"),
-        )
-    )
-    # --- the hangs: < 10 s, with a limit named or an answer ---
-    add(
-        Case(
+            "eps random-allocation --steps 10 --sigma 1 --delta 1e-5 --orders 2.5",
+            "usage:orders|usage:order",
+        ),
+        # --- eps at delta = 0.5 ---
+        ("i-eps-delta-half", "eps gaussian --sigma 1 --delta 0.5 --json", OK, _eps_delta_half),
+        ("i-eps-clamped", "eps gaussian --sigma 1 --delta 0.9 --json", OK, _eps_clamped),
+        ("i-eps-delta-big", "eps gaussian --sigma 10 --delta 0.9 --json", OK, lambda rec: _nonneg(rec, "epsilon")),
+        # --- the hangs: < 10 s, with a limit named or an answer ---
+        (
             "i-hang-sg-order-1e6",
-            (
-                "rdp",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--sigma",
-                "1",
-                "--order",
-                "1000000",
-                "--direction",
-                "remove",
-                "--json",
-            ),
-            expect="ok|usage:order",
-        )
-    )
-    add(
-        Case(
+            "rdp subsampled-gaussian --q 0.01 --sigma 1 --order 1000000 --direction remove --json",
+            "ok|usage:order",
+        ),
+        (
             "i-hang-dlap-shift-1e12",
-            ("kl", "discrete-laplace", "--a", "0.5", "--shift", "1e12", "--json"),
-            expect="ok|usage:shift",
-            check=R.contains(lambda: R.dlap_kl("0.5", 10**12), "KL"),
-        )
-    )
-    add(
-        Case(
+            "kl discrete-laplace --a 0.5 --shift 1e12 --json",
+            "ok|usage:shift",
+            R.contains(lambda: R.dlap_kl("0.5", 10**12), "KL"),
+        ),
+        (
             "i-hang-cal-eps-tiny",
-            (
-                "calibrate",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--steps",
-                "10",
-                "--epsilon",
-                "1e-300",
-                "--delta",
-                "1e-5",
-                "--json",
-            ),
-            expect="ok|usage:epsilon",
-            check=_eps_calibration("1e-300", 10),
-        )
-    )
-    add(
-        Case(
+            "calibrate subsampled-gaussian --q 0.01 --steps 10 --epsilon 1e-300 --delta 1e-5 --json",
+            "ok|usage:epsilon",
+            _eps_calibration("1e-300", 10),
+        ),
+        (
             "i-hang-cal-steps-1e12",
-            (
-                "calibrate",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--steps",
-                "1e12",
-                "--epsilon",
-                "1",
-                "--delta",
-                "1e-5",
-                "--json",
-            ),
-            expect="ok|usage:steps",
-            check=_eps_calibration("1", 10**12),
-        )
-    )
-    add(
-        Case(
+            "calibrate subsampled-gaussian --q 0.01 --steps 1e12 --epsilon 1 --delta 1e-5 --json",
+            "ok|usage:steps",
+            _eps_calibration("1", 10**12),
+        ),
+        (
             "i-hang-tv-exact-1e9",
-            ("tv", "random-allocation", "--method", "exact", "--steps", "1e9", "--sigma", "1", "--json"),
-            expect="ok|usage:steps",
-            check=_ra_tv,
-        )
-    )
-    add(
-        Case(
+            "tv random-allocation --method exact --steps 1e9 --sigma 1 --json",
+            "ok|usage:steps",
+            _ra_tv,
+        ),
+        (
             "i-hang-cal-ra-tv-tiny",
-            ("calibrate", "random-allocation", "--steps", "10", "--tv", "1e-9", "--json"),
-            expect="ok|usage:tv",
-            check=_tv_calibration("1e-9"),
-        )
-    )
-    add(
-        Case(
+            "calibrate random-allocation --steps 10 --tv 1e-9 --json",
+            "ok|usage:tv",
+            _tv_calibration("1e-9"),
+        ),
+        (
+            "i-hang-cal-ra-tv-near-1",
+            "calibrate random-allocation --steps 100 --epochs 10 --tv 0.999999999 --max-seconds 2",
+            "exhausted:max-seconds|usage:tv",
+        ),
+        (
+            "i-msg-cal-sg-eps-huge",
+            "calibrate subsampled-gaussian --q 0.01 --steps 100 --epsilon 1e100 --delta 1e-5",
+            "usage:epsilon",
+        ),
+        (
             "i-hang-tv-width-tiny",
-            ("tv", "random-allocation", "--steps", "10", "--sigma", "1", "--method", "certified", "--width", "1e-300"),
-            expect="usage:width|exhausted",
-        )
-    )
-    add(
-        Case(
-            "i-hang-cal-ra-steps-3000",
-            ("calibrate", "random-allocation", "--steps", "3000", "--tv", "0.1"),
-            expect="ok|usage:steps",
-        )
-    )
-    add(
-        Case(
+            "tv random-allocation --steps 10 --sigma 1 --method certified --width 1e-300",
+            "usage:width|exhausted",
+        ),
+        ("i-hang-cal-ra-steps-3000", "calibrate random-allocation --steps 3000 --tv 0.1", "ok|usage:steps"),
+        (
             "i-hang-tv-mc-huge",
-            (
-                "tv",
-                "random-allocation",
-                "--method",
-                "monte-carlo",
-                "--steps",
-                "100000",
-                "--epochs",
-                "100",
-                "--sigma",
-                "1",
-            ),
-            expect="ok|usage:samples|usage:steps",
-        )
-    )
-    add(
-        Case(
+            "tv random-allocation --method monte-carlo --steps 100000 --epochs 100 --sigma 1",
+            "ok|usage:samples|usage:steps",
+        ),
+        (
             "i-hang-tv-exact-sigma-big",
-            ("tv", "random-allocation", "--method", "exact", "--steps", "10", "--sigma", "1e5", "--json"),
-            expect="ok|usage:sigma",
-            check=_ra_tv,
-        )
-    )
-    add(Case("i-hang-prec-huge", ("kl", "laplace", "--prec", "100000000", "--json"), expect="ok|usage:prec"))
-    add(
-        Case(
-            "i-hang-maxprec-huge",
-            ("rho", "student-t", "--max-prec", "100000000", "--json"),
-            expect="ok|usage:max-prec|exhausted",
-        )
-    )
-    add(Case("i-hang-t-huge", ("cgf", "student-t", "--t", "1e12", "--json"), expect="ok|usage:t|exhausted"))
-    add(
-        Case(
+            "tv random-allocation --method exact --steps 10 --sigma 1e5 --json",
+            "ok|usage:sigma",
+            _ra_tv,
+        ),
+        ("i-hang-prec-huge", "kl laplace --prec 100000000 --json", "ok|usage:prec"),
+        ("i-hang-maxprec-huge", "rho student-t --max-prec 100000000 --json", "ok|usage:max-prec|exhausted"),
+        ("i-hang-t-huge", "cgf student-t --t 1e12 --json", "ok|usage:t|exhausted"),
+        (
             "i-hang-steps-ra-big",
-            ("rdp", "random-allocation", "--steps", "100000000", "--sigma", "1", "--order", "64", "--json"),
-            expect="ok|usage:steps|exhausted",
-        )
-    )
-    add(
-        Case(
-            "i-hang-eps-st-real",
-            ("eps", "student-t", "--nu", "3", "--shift", "0.5", "--delta", "1e-5", "--json"),
-            expect="ok|exhausted",
-        )
-    )
-    add(
-        Case(
-            # the real-order search once hung (> 110 s); shift 0.5 at delta 1e-5 now takes ~11 s
-            # CPU (a slow search, not a hang), so the case uses a target the budget covers
-            "i-hang-eps-gg-real",
-            ("eps", "generalized-gaussian", "--beta", "1.5", "--shift", "1", "--delta", "1e-3", "--json"),
-            expect="ok|exhausted",
-        )
-    )
-    add(
-        Case(
-            "i-hang-delta-gg-real",
-            ("delta", "generalized-gaussian", "--beta", "1.5", "--shift", "1", "--eps", "1", "--json"),
-            expect="ok|exhausted",
-        )
-    )
-    add(Case("i-rho-st-readme", ("rho", "student-t", "--nu", "2.5", "--shift", "0.5", "--json"), expect="ok|exhausted"))
-    # --- the tracebacks ---
-    add(
-        Case(
+            "rdp random-allocation --steps 100000000 --sigma 1 --order 64 --json",
+            "ok|usage:steps|exhausted",
+        ),
+        ("i-hang-eps-st-real", "eps student-t --nu 3 --shift 0.5 --delta 1e-5 --json", "ok|exhausted"),
+        # the real-order search once hung (> 110 s); shift 0.5 at delta 1e-5 now takes ~11 s
+        # CPU (a slow search, not a hang), so the case uses a target the budget covers
+        ("i-hang-eps-gg-real", "eps generalized-gaussian --beta 1.5 --shift 1 --delta 1e-3 --json", "ok|exhausted"),
+        ("i-hang-delta-gg-real", "delta generalized-gaussian --beta 1.5 --shift 1 --eps 1 --json", "ok|exhausted"),
+        ("i-rho-st-readme", "rho student-t --nu 2.5 --shift 0.5 --json", "ok|exhausted"),
+        # --- the tracebacks ---
+        (
             "i-tb-tv-ra-sigma-small",
-            ("tv", "random-allocation", "--steps", "100", "--epochs", "10", "--sigma", "0.1", "--json"),
-            expect="ok|usage:sigma|exhausted",
-            check=_ra_tv,
-        )
-    )
-    add(
-        Case(
+            "tv random-allocation --steps 100 --epochs 10 --sigma 0.1 --json",
+            "ok|usage:sigma|exhausted",
+            _ra_tv,
+        ),
+        (
             "i-tb-rho-sg-q1-add",
-            ("rho", "subsampled-gaussian", "--q", "1", "--sigma", "1", "--direction", "add", "--json"),
-            expect="ok|usage:q|exhausted",
-            check=_sg_q1_add_rho,
-        )
-    )
-    add(
-        Case(
+            "rho subsampled-gaussian --q 1 --sigma 1 --direction add --json",
+            "ok|usage:q|exhausted",
+            _sg_q1_add_rho,
+        ),
+        (
             "i-tb-rdp-sg-q1-add",
-            ("rdp", "subsampled-gaussian", "--q", "1", "--sigma", "1", "--direction", "add", "--order", "3", "--json"),
-            expect="ok|usage:q|exhausted",
-            check=R.contains(lambda: R.mpf("1.5"), "q = 1: the Gaussian D_3"),
-        )
-    )
-    add(Case("i-tb-gdp-rho-1e999", ("gdp", "--rho", "1e999", "--json"), expect="ok|usage:rho|exhausted:rho"))
-    add(
-        Case(
-            "i-tb-gdp-rho-1e20",
-            ("gdp", "--rho", "1e20", "--json"),
-            expect="ok|usage:rho|exhausted:rho",
-            check=_gdp_bounds("1e20"),
-        )
-    )
-    add(
-        Case(
+            "rdp subsampled-gaussian --q 1 --sigma 1 --direction add --order 3 --json",
+            "ok|usage:q|exhausted",
+            R.contains(lambda: R.mpf("1.5"), "q = 1: the Gaussian D_3"),
+        ),
+        ("i-tb-gdp-rho-1e999", "gdp --rho 1e999 --json", "ok|usage:rho|exhausted:rho"),
+        ("i-tb-gdp-rho-1e20", "gdp --rho 1e20 --json", "ok|usage:rho|exhausted:rho", _gdp_bounds("1e20")),
+        (
             "i-tb-convert-rho-1e20",
-            ("convert", "--from", "zcdp", "--to", "tv", "--value", "1e20", "--json"),
-            expect="ok|usage:value|usage:rho|exhausted",
-        )
-    )
-    add(
-        Case(
+            "convert --from zcdp --to tv --value 1e20 --json",
+            "ok|usage:value|usage:rho|exhausted",
+        ),
+        (
             "i-tb-convert-mu-1e20",
-            ("convert", "--from", "gdp", "--to", "eps-delta", "--value", "1e20", "--delta", "1e-5", "--json"),
-            expect="ok|usage:value|usage:mu|exhausted",
-        )
-    )
-    add(
-        Case(
+            "convert --from gdp --to eps-delta --value 1e20 --delta 1e-5 --json",
+            "ok|usage:value|usage:mu|exhausted",
+        ),
+        (
             "i-tb-steps-2.0",
-            ("rho", "gaussian", "--sigma", "2", "--steps", "2.0", "--json"),
-            expect="ok|usage:steps",
-            check=R.all_of(_steps_is(2), R.contains(lambda: R.mpf("0.25"))),
-        )
-    )
-    add(
-        Case(
+            "rho gaussian --sigma 2 --steps 2.0 --json",
+            "ok|usage:steps",
+            R.all_of(_steps_is(2), R.contains(lambda: R.mpf("0.25"))),
+        ),
+        (
             "i-tb-steps-1e12",
-            ("rho", "gaussian", "--sigma", "2", "--steps", "1e12", "--json"),
-            expect="ok|usage:steps",
-            check=R.contains(lambda: R.mpf(10**12) / 8),
-        )
-    )
-    add(
-        Case(
+            "rho gaussian --sigma 2 --steps 1e12 --json",
+            "ok|usage:steps",
+            R.contains(lambda: R.mpf(10**12) / 8),
+        ),
+        (
             "i-tb-eps-steps-1e12",
-            (
-                "eps",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--sigma",
-                "1",
-                "--steps",
-                "1e12",
-                "--delta",
-                "1e-5",
-                "--json",
-            ),
-            expect="ok|usage:steps",
-        )
-    )
-    add(Case("i-tb-out-dir", (*SLOW_CAL_SG, "--out", "{tmp}/adir"), expect="usage:out", max_seconds=FAST))
-    add(Case("i-tb-out-missing", (*SLOW_CAL_SG, "--out", "/nonexistent/x"), expect="usage:out", max_seconds=FAST))
-    add(Case("i-tb-out-dir-ra", (*SLOW_CAL_RA, "--out", "{tmp}/adir"), expect="usage:out", max_seconds=FAST))
-    add(Case("i-tb-out-missing-ra", (*SLOW_CAL_RA, "--out", "/nonexistent/x"), expect="usage:out", max_seconds=FAST))
-    add(
-        Case(
-            "i-tb-out-file-in-file", (*SLOW_CAL_SG, "--out", "{tmp}/empty/x.json"), expect="usage:out", max_seconds=FAST
-        )
-    )
-    add(
-        Case(
+            "eps subsampled-gaussian --q 0.01 --sigma 1 --steps 1e12 --delta 1e-5 --json",
+            "ok|usage:steps",
+        ),
+        ("i-tb-out-dir", SLOW_CAL_SG + " --out {tmp}/adir", "usage:out", None, fast),
+        ("i-tb-out-missing", SLOW_CAL_SG + " --out /nonexistent/x", "usage:out", None, fast),
+        ("i-tb-out-dir-ra", SLOW_CAL_RA + " --out {tmp}/adir", "usage:out", None, fast),
+        ("i-tb-out-missing-ra", SLOW_CAL_RA + " --out /nonexistent/x", "usage:out", None, fast),
+        ("i-tb-out-file-in-file", SLOW_CAL_SG + " --out {tmp}/empty/x.json", "usage:out", None, fast),
+        (
             "i-tb-sign-missing",
-            (*SLOW_CAL_SG, "--out", "{tmp}/never.json", "--sign", "{tmp}/nokey"),
-            expect="usage:sign|usage:key",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
+            SLOW_CAL_SG + " --out {tmp}/never.json --sign {tmp}/nokey",
+            "usage:sign|usage:key",
+            None,
+            fast,
+        ),
+        (
             "i-tb-sign-garbage",
-            (*SLOW_CAL_SG, "--out", "{tmp}/never.json", "--sign", "{tmp}/garbage.bin"),
-            expect="usage:sign|usage:key",
-            max_seconds=FAST,
-        )
-    )
-    add(
-        Case(
-            "i-tb-sign-no-out", (*SLOW_CAL_SG, "--sign", "{tmp}/k.key"), expect="usage:sign|usage:out", max_seconds=FAST
-        )
-    )
-    add(Case("i-tb-digits-4301", ("kl", "gaussian", "--sigma", "1" * 4301, "--json"), expect="ok|usage:sigma"))
-    add(
-        Case(
+            SLOW_CAL_SG + " --out {tmp}/never.json --sign {tmp}/garbage.bin",
+            "usage:sign|usage:key",
+            None,
+            fast,
+        ),
+        ("i-tb-sign-no-out", SLOW_CAL_SG + " --sign {tmp}/k.key", "usage:sign|usage:out", None, fast),
+        ("i-tb-digits-4301", _words("kl gaussian --sigma", "1" * 4301, "--json"), "ok|usage:sigma"),
+        (
             "i-tb-digits-frac",
-            ("kl", "gaussian", "--sigma", "0." + "1" * 4400, "--json"),
-            expect="ok|usage:sigma",
-            check=R.contains(lambda: 1 / (2 * R.mpf("0." + "1" * 4400) ** 2)),
-        )
-    )
-    add(Case("i-tb-digits-ratio", ("kl", "gaussian", "--sigma", "1/" + "3" * 4400, "--json"), expect="ok|usage:sigma"))
-    add(
-        Case(
+            _words("kl gaussian --sigma", "0." + "1" * 4400, "--json"),
+            "ok|usage:sigma",
+            R.contains(lambda: 1 / (2 * R.mpf("0." + "1" * 4400) ** 2)),
+        ),
+        ("i-tb-digits-ratio", _words("kl gaussian --sigma", "1/" + "3" * 4400, "--json"), "ok|usage:sigma"),
+        (
             "i-tb-step-0.1",
-            (
-                "calibrate",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--steps",
-                "10",
-                "--epsilon",
-                "1000",
-                "--delta",
-                "1e-5",
-                "--step",
-                "0.1",
-                "--json",
-            ),
-            expect="ok|usage:step",
-            forbid=("sigma=0",),
-            check=_eps_calibration("1000", 10),
-        )
-    )
-    # --- number echo ---
-    add(
-        Case(
+            "calibrate subsampled-gaussian --q 0.01 --steps 10 --epsilon 1000 --delta 1e-5 --step 0.1 --json",
+            "ok|usage:step",
+            _eps_calibration("1000", 10),
+            {"forbid": ("sigma=0",)},
+        ),
+        # --- number echo ---
+        (
             "i-orders-2.8",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", "2.8", "--json"),
-            check=R.all_of(_orders_echo, R.contains(lambda: R.eps_on_orders(_g, "1e-5", ["2.8"]))),
-        )
-    )
-    add(
-        Case(
+            "eps gaussian --sigma 1 --delta 1e-5 --orders 2.8 --json",
+            OK,
+            R.all_of(_orders_echo, R.contains(lambda: R.eps_on_orders(_g, "1e-5", ["2.8"]))),
+        ),
+        (
             "i-orders-exact",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", "2.8,3.7", "--json"),
-            check=lambda rec: _orders_list(rec, ["2.8", "3.7"]),
-        )
-    )
-    add(
-        Case(
+            "eps gaussian --sigma 1 --delta 1e-5 --orders 2.8,3.7 --json",
+            OK,
+            lambda rec: _orders_list(rec, ["2.8", "3.7"]),
+        ),
+        (
             "i-convert-order-str",
-            ("convert", "--from", "zcdp", "--to", "eps-delta", "--value", "0.5", "--delta", "1e-5", "--json"),
-            check=R.field_is_str("order"),
-        )
-    )
-    add(
-        Case(
+            "convert --from zcdp --to eps-delta --value 0.5 --delta 1e-5 --json",
+            OK,
+            R.field_is_str("order"),
+        ),
+        (
             "i-convert-delta-order-str",
-            ("convert", "--from", "zcdp", "--to", "eps-delta", "--value", "0.5", "--eps", "1", "--json"),
-            check=R.all_of(R.field_is_str("order"), R.contains(lambda: R.delta_from_rho("0.5", 1))),
-        )
-    )
-    add(
-        Case(
-            "i-eps-order-str",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--json"),
-            check=R.field_is_str("order"),
-        )
-    )
-    add(
-        Case(
+            "convert --from zcdp --to eps-delta --value 0.5 --eps 1 --json",
+            OK,
+            R.all_of(R.field_is_str("order"), R.contains(lambda: R.delta_from_rho("0.5", 1))),
+        ),
+        ("i-eps-order-str", "eps gaussian --sigma 1 --delta 1e-5 --json", OK, R.field_is_str("order")),
+        (
             "i-params-exact",
-            ("kl", "gaussian", "--sigma", "1/3", "--shift", ".5", "--json"),
-            check=R.all_of(
-                R.field_equals("params", {"sigma": "1/3", "shift": "0.5"}), R.contains(lambda: R.mpf(9) / 8)
-            ),
-        )
-    )
-    # --- argparse surface ---
-    add(Case("i-noargs", (), expect="usage:command"))
-    add(Case("i-bad-command", ("frobnicate",), expect="usage:command"))
-    add(Case("i-help", ("--help",)))
-    add(Case("i-help-eps", ("eps", "--help")))
-    add(Case("i-version", ("--version",)))
-    add(Case("i-bad-mech", ("kl", "gauss"), expect="usage:mechanism"))
-    add(Case("i-mech-case", ("kl", "Gaussian", "--sigma", "1"), expect="usage:mechanism"))
-    add(Case("i-mech-garbage", ("kl", GARBAGE), expect="usage:mechanism"))
-    add(Case("i-mech-surrogate", ("kl", "gauss\udcffian", "--sigma", "1"), expect="usage:mechanism"))
-    add(Case("i-value-surrogate", ("kl", "gaussian", "--sigma", "1\udcff"), expect="usage:sigma"))
-    add(Case("i-value-nul", ("kl", "gaussian", "--sigma", "1\x00"), expect="usage:sigma"))
-    add(Case("i-value-newline", ("kl", "gaussian", "--sigma", "1\n2"), expect="usage:sigma"))
-    add(Case("i-value-unicode-minus", ("kl", "gaussian", "--sigma", "−1"), expect="usage:sigma"))
-    add(Case("i-value-space-inside", ("kl", "gaussian", "--sigma", "1 0"), expect="usage:sigma"))
-    add(
-        Case(
+            "kl gaussian --sigma 1/3 --shift .5 --json",
+            OK,
+            R.all_of(R.field_equals("params", {"sigma": "1/3", "shift": "0.5"}), R.contains(lambda: R.mpf(9) / 8)),
+        ),
+        # --- argparse surface ---
+        ("i-noargs", (), "usage:command"),
+        ("i-bad-command", "frobnicate", "usage:command"),
+        ("i-help", "--help"),
+        ("i-help-eps", "eps --help"),
+        ("i-version", "--version"),
+        ("i-bad-mech", "kl gauss", "usage:mechanism"),
+        ("i-mech-case", "kl Gaussian --sigma 1", "usage:mechanism"),
+        ("i-mech-garbage", ("kl", GARBAGE), "usage:mechanism"),
+        ("i-mech-surrogate", ("kl", "gauss\udcffian", "--sigma", "1"), "usage:mechanism"),
+        ("i-value-surrogate", _words("kl gaussian --sigma", "1\udcff"), "usage:sigma"),
+        ("i-value-nul", _words("kl gaussian --sigma", "1\x00"), "usage:sigma"),
+        ("i-value-newline", _words("kl gaussian --sigma", "1\n2"), "usage:sigma"),
+        ("i-value-unicode-minus", _words("kl gaussian --sigma", "−1"), "usage:sigma"),
+        ("i-value-space-inside", _words("kl gaussian --sigma", "1 0"), "usage:sigma"),
+        (
             "i-value-padded",
-            ("kl", "gaussian", "--sigma", " 2 ", "--json"),
-            expect="ok|usage:sigma",
-            check=R.contains(lambda: R.mpf("0.125")),
-        )
-    )
-    add(
-        Case(
-            "i-value-plus",
-            ("kl", "gaussian", "--sigma", "+2", "--json"),
-            expect="ok|usage:sigma",
-            check=R.contains(lambda: R.mpf("0.125")),
-        )
-    )
-    add(Case("i-value-ratio-zero-den", ("kl", "gaussian", "--sigma", "1/0"), expect="usage:sigma"))
-    add(Case("i-value-infinity", ("kl", "gaussian", "--sigma", "Infinity"), expect="usage:sigma"))
-    add(Case("i-value-snan", ("kl", "gaussian", "--sigma", "sNaN"), expect="usage:sigma"))
-    add(Case("i-missing-sigma", ("kl", "gaussian"), expect="usage:sigma"))
-    add(Case("i-missing-sg-sigma", ("kl", "subsampled-gaussian", "--q", "0.1"), expect="usage:sigma"))
-    add(Case("i-missing-ra-steps", ("rdp", "random-allocation", "--sigma", "1", "--order", "2"), expect="usage:steps"))
-    add(Case("i-missing-value", ("kl", "gaussian", "--sigma"), expect="usage:sigma"))
-    add(Case("i-dup-flag", ("kl", "gaussian", "--sigma", "1", "--sigma", "2", "--json"), expect="ok|usage:sigma"))
-    add(
-        Case(
-            "i-order-and-t",
-            ("cgf", "gaussian", "--sigma", "1", "--order", "2", "--t", "1"),
-            expect="usage:order|usage:t",
-        )
-    )
-    add(Case("i-neither-order-t", ("rdp", "gaussian", "--sigma", "1"), expect="usage:order|usage:t"))
-    add(
-        Case(
-            "i-bad-direction",
-            ("kl", "subsampled-gaussian", "--q", "0.1", "--sigma", "1", "--direction", "up"),
-            expect="usage:direction",
-        )
-    )
-    add(Case("i-bad-via", ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--via", "gdp"), expect="usage:via"))
-    add(
-        Case(
+            _words("kl gaussian --sigma", " 2 ", "--json"),
+            "ok|usage:sigma",
+            R.contains(lambda: R.mpf("0.125")),
+        ),
+        ("i-value-plus", "kl gaussian --sigma +2 --json", "ok|usage:sigma", R.contains(lambda: R.mpf("0.125"))),
+        ("i-value-ratio-zero-den", "kl gaussian --sigma 1/0", "usage:sigma"),
+        ("i-value-infinity", "kl gaussian --sigma Infinity", "usage:sigma"),
+        ("i-value-snan", "kl gaussian --sigma sNaN", "usage:sigma"),
+        ("i-missing-sigma", "kl gaussian", "usage:sigma"),
+        ("i-missing-sg-sigma", "kl subsampled-gaussian --q 0.1", "usage:sigma"),
+        ("i-missing-ra-steps", "rdp random-allocation --sigma 1 --order 2", "usage:steps"),
+        ("i-missing-value", "kl gaussian --sigma", "usage:sigma"),
+        ("i-dup-flag", "kl gaussian --sigma 1 --sigma 2 --json", "ok|usage:sigma"),
+        ("i-order-and-t", "cgf gaussian --sigma 1 --order 2 --t 1", "usage:order|usage:t"),
+        ("i-neither-order-t", "rdp gaussian --sigma 1", "usage:order|usage:t"),
+        ("i-bad-direction", "kl subsampled-gaussian --q 0.1 --sigma 1 --direction up", "usage:direction"),
+        ("i-bad-via", "eps gaussian --sigma 1 --delta 1e-5 --via gdp", "usage:via"),
+        (
             "i-rho-method-cf-lap",
-            ("rho", "laplace", "--method", "closed-form", "--json"),
-            expect="ok|usage:method",
-            check=R.contains(lambda: R.laplace_kl(1, 1)),
-        )
-    )
-    add(
-        Case(
-            "i-prec-gt-maxprec",
-            ("kl", "gaussian", "--sigma", "1", "--prec", "128", "--max-prec", "64"),
-            expect="usage:max-prec|usage:prec",
-        )
-    )
-    add(
-        Case(
-            "i-expansion-sg-both",
-            ("expansion", "subsampled-gaussian", "--q", "0.01", "--sigma", "1"),
-            expect="ok|usage:direction",
-        )
-    )
-    add(Case("i-expansion-t0", ("expansion", "gaussian", "--sigma", "1", "--t", "0"), expect="usage:t"))
-    add(
-        Case(
-            "i-kl-ra-real",
-            ("rdp", "random-allocation", "--steps", "10", "--sigma", "1", "--order", "2.5"),
-            expect="usage:order",
-        )
-    )
-    add(
-        Case(
+            "rho laplace --method closed-form --json",
+            "ok|usage:method",
+            R.contains(lambda: R.laplace_kl(1, 1)),
+        ),
+        ("i-prec-gt-maxprec", "kl gaussian --sigma 1 --prec 128 --max-prec 64", "usage:max-prec|usage:prec"),
+        ("i-expansion-sg-both", "expansion subsampled-gaussian --q 0.01 --sigma 1", "ok|usage:direction"),
+        ("i-expansion-t0", "expansion gaussian --sigma 1 --t 0", "usage:t"),
+        ("i-kl-ra-real", "rdp random-allocation --steps 10 --sigma 1 --order 2.5", "usage:order"),
+        (
             "i-sg-q1",
-            (
-                "rdp",
-                "subsampled-gaussian",
-                "--q",
-                "1",
-                "--sigma",
-                "1",
-                "--order",
-                "3",
-                "--direction",
-                "remove",
-                "--json",
-            ),
-            check=R.contains(lambda: R.mpf("1.5")),
-        )
-    )
-    add(
-        Case(
+            "rdp subsampled-gaussian --q 1 --sigma 1 --order 3 --direction remove --json",
+            OK,
+            R.contains(lambda: R.mpf("1.5")),
+        ),
+        (
             "i-gauss-neg-shift",
-            ("rdp", "gaussian", "--sigma", "2", "--shift", "-3", "--order", "2.5", "--json"),
-            check=R.contains(lambda: R.mpf("2.5") * 9 / 8),
-        )
-    )
-    add(
-        Case(
+            "rdp gaussian --sigma 2 --shift -3 --order 2.5 --json",
+            OK,
+            R.contains(lambda: R.mpf("2.5") * 9 / 8),
+        ),
+        (
             "i-dgauss-real-order",
-            ("rdp", "discrete-gaussian", "--sigma", "0.7", "--shift", "3", "--order", "2.5", "--json"),
-            check=R.contains(lambda: R.dgauss_rdp("2.5", "0.7", 3)),
-        )
-    )
-    add(
-        Case(
+            "rdp discrete-gaussian --sigma 0.7 --shift 3 --order 2.5 --json",
+            OK,
+            R.contains(lambda: R.dgauss_rdp("2.5", "0.7", 3)),
+        ),
+        (
             "i-dlap-real-order",
-            ("rdp", "discrete-laplace", "--a", "0.5", "--shift", "2", "--order", "1.5", "--json"),
-            check=R.contains(lambda: R.dlap_rdp("1.5", "0.5", 2)),
-        )
-    )
-    add(
-        Case(
+            "rdp discrete-laplace --a 0.5 --shift 2 --order 1.5 --json",
+            OK,
+            R.contains(lambda: R.dlap_rdp("1.5", "0.5", 2)),
+        ),
+        (
             "i-lap-eps-orders",
-            ("eps", "laplace", "--shift", "0.7", "--delta", "1e-5", "--orders", "2,4,8", "--json"),
-            check=R.contains(lambda: R.eps_on_orders(_lap_cgf, "1e-5", [2, 4, 8])),
-        )
-    )
-    add(
-        Case(
+            "eps laplace --shift 0.7 --delta 1e-5 --orders 2,4,8 --json",
+            OK,
+            R.contains(lambda: R.eps_on_orders(_lap_cgf, "1e-5", [2, 4, 8])),
+        ),
+        (
             "i-lap-real-order",
-            ("rdp", "laplace", "--shift", "0.7", "--order", "3.5", "--json"),
-            check=R.contains(lambda: R.laplace_rdp("3.5", 1, "0.7")),
-        )
-    )
-    add(
-        Case(
+            "rdp laplace --shift 0.7 --order 3.5 --json",
+            OK,
+            R.contains(lambda: R.laplace_rdp("3.5", 1, "0.7")),
+        ),
+        (
             "i-sg-remove-order5",
-            (
-                "rdp",
-                "subsampled-gaussian",
-                "--q",
-                "0.01",
-                "--sigma",
-                "1",
-                "--order",
-                "5",
-                "--direction",
-                "remove",
-                "--json",
-            ),
-            check=R.contains(lambda: R.sg_remove_rdp(5, "0.01", 1)),
-        )
-    )
-    add(
-        Case(
+            "rdp subsampled-gaussian --q 0.01 --sigma 1 --order 5 --direction remove --json",
+            OK,
+            R.contains(lambda: R.sg_remove_rdp(5, "0.01", 1)),
+        ),
+        (
             "i-sg-remove-order3",
-            (
-                "rdp",
-                "subsampled-gaussian",
-                "--q",
-                "0.5",
-                "--sigma",
-                "0.8",
-                "--order",
-                "3",
-                "--direction",
-                "remove",
-                "--json",
-            ),
-            check=R.contains(lambda: R.sg_remove_rdp(3, "0.5", "0.8")),
-        )
-    )
-    add(
-        Case(
+            "rdp subsampled-gaussian --q 0.5 --sigma 0.8 --order 3 --direction remove --json",
+            OK,
+            R.contains(lambda: R.sg_remove_rdp(3, "0.5", "0.8")),
+        ),
+        (
             "i-gauss-steps-eps",
-            ("eps", "gaussian", "--sigma", "10", "--steps", "100", "--delta", "1e-6", "--json"),
-            check=R.contains(lambda: R.eps_from_rho("0.5", "1e-6")),
-        )
-    )
-    add(
-        Case(
+            "eps gaussian --sigma 10 --steps 100 --delta 1e-6 --json",
+            OK,
+            R.contains(lambda: R.eps_from_rho("0.5", "1e-6")),
+        ),
+        (
             "i-gauss-zcdp-eps",
-            ("eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--via", "zcdp", "--json"),
-            check=R.contains(lambda: R.eps_from_rho("0.5", "1e-5")),
-        )
-    )
-    add(
-        Case(
+            "eps gaussian --sigma 1 --delta 1e-5 --via zcdp --json",
+            OK,
+            R.contains(lambda: R.eps_from_rho("0.5", "1e-5")),
+        ),
+        (
             "i-gauss-zcdp-delta",
-            ("delta", "gaussian", "--sigma", "1", "--eps", "2", "--via", "zcdp", "--json"),
-            check=R.contains(lambda: R.delta_from_rho("0.5", 2)),
-        )
-    )
-    add(Case("i-gdp-rho-100", ("gdp", "--rho", "100", "--json"), check=_gdp_check("100")))
-    add(Case("i-gdp-rho-small", ("gdp", "--rho", "1e-6", "--json"), check=_gdp_check("1e-6")))
-    add(
-        Case(
+            "delta gaussian --sigma 1 --eps 2 --via zcdp --json",
+            OK,
+            R.contains(lambda: R.delta_from_rho("0.5", 2)),
+        ),
+        ("i-gdp-rho-100", "gdp --rho 100 --json", OK, _gdp_check("100")),
+        ("i-gdp-rho-small", "gdp --rho 1e-6 --json", OK, _gdp_check("1e-6")),
+        (
             "i-convert-gdp-delta",
-            ("convert", "--from", "gdp", "--to", "eps-delta", "--value", "1", "--eps", "1", "--json"),
-            check=R.contains(lambda: R.gdp_delta(1, 1)),
-        )
+            "convert --from gdp --to eps-delta --value 1 --eps 1 --json",
+            OK,
+            R.contains(lambda: R.gdp_delta(1, 1)),
+        ),
     )
     # --- human output of each command ---
     for cmd, extra in NOTION_EXTRA.items():
-        add(Case(f"h-{cmd}", (cmd, "gaussian", "--sigma", "2", *extra), check=_nonempty_stdout))
-    add(Case("h-tv", (*tv,), check=_nonempty_stdout))
-    add(
-        Case(
-            "h-convert",
-            ("convert", "--from", "zcdp", "--to", "eps-delta", "--value", "1", "--delta", "1e-5"),
-            check=_nonempty_stdout,
-        )
+        c.append(Case(f"h-{cmd}", (cmd, "gaussian", "--sigma", "2", *extra), check=_nonempty_stdout))
+    c += _rows(
+        ("h-tv", TV_RA, OK, _nonempty_stdout),
+        ("h-convert", "convert --from zcdp --to eps-delta --value 1 --delta 1e-5", OK, _nonempty_stdout),
     )
     c += file_cases()
     return c
@@ -1446,32 +1058,33 @@ def file_cases() -> list[Case]:
         expect = "usage:certificate" if label in ("missing", "dir") else "invalid|usage:certificate"
         add(Case(f"f-verify-cert-{label}", ("verify", path, "--pubkey", pub), expect=expect))
         add(Case(f"f-verify-cert-{label}-json", ("verify", path, "--allow-untrusted", "--json"), expect=expect))
-    add(Case("f-verify-cert-zero", ("verify", "/dev/zero", "--allow-untrusted"), expect="usage:certificate"))
-    add(Case("f-verify-cert-big", ("verify", "{tmp}/big.json", "--allow-untrusted"), expect="usage:certificate"))
-    add(Case("f-verify-cert-empty-name", ("verify", "", "--allow-untrusted"), expect="usage:certificate"))
+    c += _rows(
+        ("f-verify-cert-zero", "verify /dev/zero --allow-untrusted", "usage:certificate"),
+        ("f-verify-cert-big", "verify {tmp}/big.json --allow-untrusted", "usage:certificate"),
+        ("f-verify-cert-empty-name", ("verify", "", "--allow-untrusted"), "usage:certificate"),
+    )
     # verify: the key argument
     for label, path in bad_paths.items():
         add(Case(f"f-verify-pubkey-{label}", ("verify", cert, "--pubkey", path), expect="usage:pubkey"))
-    add(Case("f-verify-pubkey-private", ("verify", cert, "--pubkey", "{tmp}/k.key"), expect="invalid|usage:pubkey"))
-    add(Case("f-verify-pubkey-empty-name", ("verify", cert, "--pubkey", ""), expect="usage:pubkey"))
-    add(Case("f-verify-no-trust", ("verify", cert), expect="usage:pubkey"))
-    add(
-        Case(
+    c += _rows(
+        ("f-verify-pubkey-private", ("verify", cert, "--pubkey", "{tmp}/k.key"), "invalid|usage:pubkey"),
+        ("f-verify-pubkey-empty-name", ("verify", cert, "--pubkey", ""), "usage:pubkey"),
+        ("f-verify-no-trust", ("verify", cert), "usage:pubkey"),
+        (
             "f-verify-both-trust",
             ("verify", cert, "--pubkey", pub, "--allow-untrusted"),
-            expect="usage:pubkey|usage:allow-untrusted",
-        )
-    )
-    add(Case("f-verify-wrong-key", ("verify", cert, "--pubkey", "{tmp}/k.key.pub"), expect="invalid"))
-    add(Case("f-verify-tampered", ("verify", "{tmp}/cert_tampered.json", "--pubkey", pub), expect="invalid"))
-    add(
-        Case(
+            "usage:pubkey|usage:allow-untrusted",
+        ),
+        ("f-verify-wrong-key", ("verify", cert, "--pubkey", "{tmp}/k.key.pub"), "invalid"),
+        ("f-verify-tampered", ("verify", "{tmp}/cert_tampered.json", "--pubkey", pub), "invalid"),
+        (
             "f-verify-ok-untrusted",
             ("verify", cert, "--allow-untrusted", "--json"),
-            check=R.all_of(R.field_equals("status", "valid"), R.field_equals("signer_trusted", False)),
-        )
+            OK,
+            R.all_of(R.field_equals("status", "valid"), R.field_equals("signer_trusted", False)),
+        ),
+        ("f-verify-ok-human", ("verify", cert, "--pubkey", pub), OK, _nonempty_stdout),
     )
-    add(Case("f-verify-ok-human", ("verify", cert, "--pubkey", pub), check=_nonempty_stdout))
     # sign
     for label, path in bad_paths.items():
         expect = "usage:certificate" if label in ("missing", "dir") else "invalid|usage:certificate"
@@ -1482,29 +1095,30 @@ def file_cases() -> list[Case]:
                 f"f-sign-key-{label}", ("sign", "{tmp}/cert_sign_" + label + ".json", "--key", path), expect="usage:key"
             )
         )
-    add(Case("f-sign-key-public", ("sign", "{tmp}/cert_sign_pub.json", "--key", "{tmp}/k.key.pub"), expect="usage:key"))
-    add(
-        Case(
+    c += _rows(
+        ("f-sign-key-public", "sign {tmp}/cert_sign_pub.json --key {tmp}/k.key.pub", "usage:key"),
+        (
             "f-sign-key-empty-name",
             ("sign", "{tmp}/cert_sign_pub.json", "--key", ""),
-            expect="usage:key",
-            forbid=("key=. ",),
-        )
+            "usage:key",
+            None,
+            {"forbid": ("key=. ",)},
+        ),
+        ("f-sign-tampered", "sign {tmp}/cert_tampered_sign.json --key {tmp}/k.key", "invalid"),
+        ("f-sign-ok-human", "sign {tmp}/cert_sign_ok2.json --key {tmp}/k.key", OK, _nonempty_stdout),
+        # keygen
+        ("f-keygen-empty", ("keygen", "--out", ""), "usage:out"),
+        ("f-keygen-existing", "keygen --out {tmp}/k.key", "usage:out"),
+        ("f-keygen-existing-pub", "keygen --out {tmp}/haspub", "usage:out"),
+        ("f-keygen-dir", "keygen --out {tmp}/adir", "usage:out"),
+        ("f-keygen-dir-slash", "keygen --out {tmp}/adir/", "usage:out"),
+        ("f-keygen-missing-dir", "keygen --out /nonexistent/x.key", "usage:out"),
+        ("f-keygen-under-file", "keygen --out {tmp}/empty/x.key", "usage:out"),
+        ("f-keygen-devnull", "keygen --out /dev/null", "usage:out"),
+        ("f-keygen-long-name", ("keygen", "--out", "{tmp}/" + "k" * 300), "usage:out"),
+        ("f-keygen-ok-human", "keygen --out {tmp}/human.key", OK, _nonempty_stdout),
+        ("f-keygen-no-out", "keygen", "usage:out"),
     )
-    add(Case("f-sign-tampered", ("sign", "{tmp}/cert_tampered_sign.json", "--key", "{tmp}/k.key"), expect="invalid"))
-    add(Case("f-sign-ok-human", ("sign", "{tmp}/cert_sign_ok2.json", "--key", "{tmp}/k.key"), check=_nonempty_stdout))
-    # keygen
-    add(Case("f-keygen-empty", ("keygen", "--out", ""), expect="usage:out"))
-    add(Case("f-keygen-existing", ("keygen", "--out", "{tmp}/k.key"), expect="usage:out"))
-    add(Case("f-keygen-existing-pub", ("keygen", "--out", "{tmp}/haspub"), expect="usage:out"))
-    add(Case("f-keygen-dir", ("keygen", "--out", "{tmp}/adir"), expect="usage:out"))
-    add(Case("f-keygen-dir-slash", ("keygen", "--out", "{tmp}/adir/"), expect="usage:out"))
-    add(Case("f-keygen-missing-dir", ("keygen", "--out", "/nonexistent/x.key"), expect="usage:out"))
-    add(Case("f-keygen-under-file", ("keygen", "--out", "{tmp}/empty/x.key"), expect="usage:out"))
-    add(Case("f-keygen-devnull", ("keygen", "--out", "/dev/null"), expect="usage:out"))
-    add(Case("f-keygen-long-name", ("keygen", "--out", "{tmp}/" + "k" * 300), expect="usage:out"))
-    add(Case("f-keygen-ok-human", ("keygen", "--out", "{tmp}/human.key"), check=_nonempty_stdout))
-    add(Case("f-keygen-no-out", ("keygen",), expect="usage:out"))
     return c
 
 

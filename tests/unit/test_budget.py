@@ -1,0 +1,44 @@
+"""certdp.budget: a deadline returns before its budget and raises after it, never silently."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from certdp.budget import BudgetExhausted, Deadline, as_deadline
+from certdp.calibrate import calibrate_epsilon
+from certdp.errors import CertdpError, InvalidArgument, PrecisionExhausted
+
+
+def test_no_budget_never_raises() -> None:
+    d = Deadline()
+    d.start -= 10**9  # as if a billion seconds had passed
+    d.check("anything")
+
+
+def test_the_budget_raises_once_spent_and_names_itself() -> None:
+    d = Deadline("0.05")
+    d.check("early")  # well inside the budget
+    time.sleep(0.06)
+    with pytest.raises(BudgetExhausted, match=r"^max_seconds=0\.05 ran out after .* while probing") as info:
+        d.check("probing")
+    assert isinstance(info.value, PrecisionExhausted) and isinstance(info.value, CertdpError)
+
+
+@pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "1e8", "x"])
+def test_a_budget_must_be_positive_and_finite(value: object) -> None:
+    with pytest.raises(InvalidArgument, match=r"^max_seconds="):
+        Deadline(value)  # type: ignore[arg-type]
+
+
+def test_as_deadline_keeps_a_running_deadline() -> None:
+    d = Deadline(5)
+    assert as_deadline(d) is d and as_deadline(None).limit is None and as_deadline("2").limit == 2.0
+
+
+def test_a_spent_budget_stops_a_calibration_before_its_first_probe() -> None:
+    d = Deadline("1")
+    d.start -= 2
+    with pytest.raises(BudgetExhausted, match="probing sigma="):
+        calibrate_epsilon("0.01", 10, 1, "1e-5", max_seconds=d)
