@@ -201,6 +201,46 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
             (2,),
             "5",
         ),
+        # review round 3: at small sigma every partial sum is as long as the lattice (M = 7,
+        # sigma = 0.4027, h = 2^-9): within every other limit, verify took 210 s and 2.29 GB (its
+        # products 2.2M and 3.3M long); the memory estimate refuses both grids
+        (
+            "small_sigma_full_length_products",
+            _seq(
+                _set(
+                    "claim/method/grid",
+                    {
+                        "h": "0.001953125",
+                        "cap": "2284.23828125",
+                        "l_min": "0.00390625",
+                        "l_max": "456.847335482462540312553755939006805419921875",
+                        "eta": "0.00006103515625",
+                        "scheme": "3",
+                        "tail_k": "0.0302000000000000011490808304870370193384587764739990234375",
+                        "coarsen": "0.25",
+                    },
+                ),
+                _set(
+                    "refutation/method/grid",
+                    {
+                        "h": "0.001953125",
+                        "cap": "2284.2734375",
+                        "l_min": "0.00390625",
+                        "l_max": "456.8543301356911570110241882503032684326171875",
+                        "eta": "0.0001220703125",
+                        "scheme": "3",
+                        "tail_k": "0.0276999999999999989286347812367239384911954402923583984375",
+                        "coarsen": "0.25",
+                    },
+                ),
+                _set("claim/mechanism/params", {"steps": "7", "epochs": "10", "sigma": "0.402708"}),
+                _set("refutation/mechanism/params", {"steps": "7", "epochs": "10", "sigma": "0.392708"}),
+                _set("claim/threshold", "0.99999"),
+                _set("refutation/threshold", "0.99999"),
+            ),
+            (2,),
+            "5",
+        ),
         # review round 2: a scheme-2 grid at a 4.1M-coefficient product took 3.1 GB
         (
             "scheme2_full_length_products",

@@ -171,7 +171,7 @@ def test_an_epsilon_that_any_noise_meets_is_named(capsys: pytest.CaptureFixture[
     # the user never passed.
     argv = "calibrate subsampled-gaussian --q 0.01 --steps 100 --epsilon 1e100 --delta 1e-5".split()
     err = usage_error(argv, capsys, "epsilon=1e100")
-    assert "sigma=0.0001" in err and "9.7e-05" not in err
+    assert "sigma=0.001" in err and "9.7e-05" not in err
 
 
 def test_max_seconds_stops_a_long_search_with_exit_3_and_no_file(

@@ -5,6 +5,7 @@ a broken pipe, and key files that are not keys."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,6 +65,7 @@ def test_forged_files_are_rejected_for_the_reason_they_were_built(
         "nested_brackets": "nesting depth",
         "too_large": "exceeds the verifier limit",
         "cap_many_cells": "step cells",
+        "small_sigma_full_length_products": "estimated memory",
         "orders_many": "exceeds the verifier limit",
         "empty_params": "params",
         "seconds_2_60": "not an exact JSON number",
@@ -73,6 +75,34 @@ def test_forged_files_are_rejected_for_the_reason_they_were_built(
     for name, text in want.items():
         _, _, err = _verify(paths[name], capsys, "--allow-untrusted")
         assert text in err, (name, err)
+
+
+def test_small_sigma_grids_are_refused_by_their_memory_estimate_before_any_work(
+    hostile: list, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review round 3: a file within every other limit (M = 7, E = 10, sigma = 0.4027, h = 2^-9)
+    made verify take 210 s and 2.29 GB; both of its grids are refused (exit 2) in well under a
+    second, and each grid alone is over the memory estimate."""
+    import time
+    from fractions import Fraction
+
+    from certdp.cert.limits import MAX_MEMORY, grid_work
+    from certdp.errors import LimitExceeded
+    from certdp.notions.tv_certified import LatticeGrid
+
+    path = next(p for n, p, _, _ in hostile if n == "small_sigma_full_length_products")
+    start = time.perf_counter()
+    code, out, err = _verify(path, capsys, "--allow-untrusted")
+    assert code == 2 and "estimated memory" in err and not out, err
+    assert time.perf_counter() - start < 10
+    doc = json.loads(path.read_text())
+    for slot, side in (("claim", "upper"), ("refutation", "lower")):
+        part = doc["body"][slot]
+        g = {k: int(v) if k == "scheme" else float(Fraction(v)) for k, v in part["method"]["grid"].items()}
+        sigma = float(Fraction(part["mechanism"]["params"]["sigma"]))
+        with pytest.raises(LimitExceeded, match="estimated memory") as exc:
+            grid_work(7, 10, sigma, LatticeGrid(**g), side)
+        assert str(MAX_MEMORY) in str(exc.value)
 
 
 def test_without_pubkey_the_verifier_says_the_signer_is_not_trusted(

@@ -118,3 +118,42 @@ def test_two_scale_scheme_matches_scheme_two_on_the_same_grid(m: int, e: int, si
             assert Fraction(numeric.value) <= b3.upper and b3.upper - b2.upper < Fraction(1, 10**9)
         else:
             assert b3.lower <= Fraction(numeric.value) and b2.lower - b3.lower < Fraction(1, 10**9)
+
+
+@pytest.mark.parametrize("scheme", [1, 3])
+@pytest.mark.parametrize("side", ["upper", "lower"])
+def test_progress_is_called_inside_the_phases_and_changes_no_number(
+    scheme: int, side: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review round 3: a deadline was checked only between the phases of tv_bound (one ran ~30 s);
+    the loops and the power routines' callbacks now call progress(phase, frac) every
+    TICK_SECONDS, with frac inside the phase's range, and the bound is the same bit for bit."""
+    import certdp.notions.tv_certified as tvc
+
+    extra = {"scheme": 3, "tail_k": 0.0372, "coarsen": 0.25} if scheme == 3 else {}
+    grid = LatticeGrid(h=2**-7, cap=36.765625, l_min=2**-8, l_max=13.0, eta=2**-11, **extra)
+    pair = RandomAllocation(5, Fraction(1), 3)
+    quiet = tv_bound(pair, grid, side)
+    monkeypatch.setattr(tvc, "TICK_SECONDS", 0.0)
+    monkeypatch.setattr(tvc, "TICK_EVERY", 16)
+    calls: list[tuple[str, float]] = []
+    loud = tv_bound(pair, grid, side, lambda what, frac: calls.append((what, frac)))
+    assert (loud.bound.lower, loud.bound.upper) == (quiet.bound.lower, quiet.bound.upper)
+    ranges = {"step lattice": (0.0, 0.3), "epoch sum": (0.3, 0.7), "log grid": (0.7, 0.85), "epochs": (0.85, 1.0)}
+    inside = [(w, f) for w, f in calls if w in ranges]
+    assert all(ranges[w][0] <= f <= ranges[w][1] for w, f in inside)
+    for phase in ("step lattice", "epoch sum"):
+        assert sum(w == phase for w, _ in calls) > 2, (phase, calls)  # the phase start and ticks inside it
+    assert [w for w, _ in calls][-1] == "done"
+
+
+def test_largest_product_replays_the_schedule_within_longest_product() -> None:
+    from certdp.notions.tv_certified import largest_product, longest_product
+
+    grid = LatticeGrid(
+        h=2**-9, cap=2284.23828125, l_min=2**-8, l_max=456.85, eta=2**-14, scheme=3, tail_k=0.0302, coarsen=0.25
+    )
+    for m in (1, 7, 100, 250):
+        assert 1 <= largest_product(m, 0.4027, grid, "upper") <= longest_product(m, 0.4027, grid, "upper")
+    # small sigma, small M: every partial sum is as long as the lattice (review round 3)
+    assert largest_product(7, 0.4027, grid, "upper") > 2_000_000

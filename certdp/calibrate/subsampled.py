@@ -9,13 +9,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
-from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, calibration_step
+from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import Enclosure
 from certdp.errors import LimitExceeded, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, integer, real
-from certdp.pairs.subsampled import MIN_SIGMA as PAIR_MIN_SIGMA
 
 #: Orders on each side of the best one that the search probes (each order costs a quadrature for
 #: the add direction; the final claim and its refutation use every order).
@@ -103,9 +102,9 @@ def calibrate_epsilon(
             f"epsilon={fmt_value(eps)} is not certified even at sigma={MAX_SIGMA} (the calibration limit) "
             f"with q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}"
         )
-    # the pair is defined from PAIR_MIN_SIGMA on: the lowest index a search may probe, and its
-    # failing end below that (sigma = 0, no noise, fails every finite target)
-    floor_k = math.ceil(PAIR_MIN_SIGMA / st)
+    # a certificate records sigma >= MIN_SIGMA (above the pair's own smallest sigma): the lowest
+    # index a search may probe, and its failing end below that (sigma = 0 fails every finite target)
+    floor_k = math.ceil(MIN_SIGMA / st)
     floor_lo = floor_k if floor_k > 1 else 0
     lo = max(1, math.floor(Fraction(1, 10) / st))  # sigma = 0.1: a start that fails most targets
     hi = lo
@@ -113,7 +112,7 @@ def calibrate_epsilon(
         if floor_lo and meets(floor_k):
             raise LimitExceeded(
                 f"epsilon={fmt_value(eps)} is met even at sigma={fmt_value(floor_k * st)}, the smallest sigma "
-                f"subsampled-gaussian supports (q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}): "
+                f"a calibration certifies (q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}): "
                 "the target does not constrain sigma"
             )
         lo = floor_lo

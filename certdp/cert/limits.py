@@ -13,7 +13,10 @@ Why each limit exists:
 - random allocation: the step lattice has cap/h cells (fewer when tail cells widen: a Python
   loop), the epoch sum lives on l_max M / h lattice points, its longest polynomial product is
   certdp.notions.tv_certified.longest_product, the log grid has log(l_max / l_min) / eta points
-  and the epoch power has at most E (log(1/l_min) / eta + 2) coefficients;
+  and the epoch power has at most E (log(1/l_min) / eta + 2) coefficients; peak memory is
+  estimated from the longest product as power_two_scale forms it (largest_product: at small
+  sigma every partial sum is as long as the lattice, ~600 bytes per coefficient) and the ball
+  lists (cap/h + l_max M/h points, ~80 bytes each), and must stay under MAX_MEMORY (1.5 GiB);
 - RDP orders: the cost of the subsampled-Gaussian RDP at integer order a grows like a times
   the working precision, for each order.
 """
@@ -61,6 +64,19 @@ MAX_LOG_POINTS = 1 << 18
 #: about 2 log2(E) times)
 MAX_STEP_POINTS = 1 << 21
 MAX_POWER_PRODUCT = 1 << 21
+#: random allocation: estimated peak memory of one certified bound, in bytes:
+#: MEMORY_BASE + MEMORY_PER_COEFF x max(largest epoch-sum product, epoch-power product)
+#: + MEMORY_PER_POINT x (step-lattice points cap/h + epoch-sum points l_max M/h).
+#: Measured (review round 3, peak RSS of one tv_bound at 128 bits): at small sigma (M = 7,
+#: sigma = 0.4027, h = 2^-9: every partial sum is as long as the lattice) the products drive it:
+#: 2.24 GB at a 3.27M-coefficient product (lower side) and 1.41 GB at 2.20M (upper side) with
+#: 2.81M lattice points; the committed M = 250, E = 10 certificate (0.92 GB) has short products
+#: (0.79M) and long ball lists (4.83M points). The fit through those is ~600 bytes per product
+#: coefficient and ~80 per lattice point over a ~65 MB process; docs/certificates.md has the table.
+MEMORY_BASE = 64 << 20
+MEMORY_PER_COEFF = 600
+MEMORY_PER_POINT = 80
+MAX_MEMORY = 3 << 29  # 1.5 GiB: the 2 GiB promise with margin for the fit's error
 #: random allocation: working precision of a lattice bound
 MAX_LATTICE_PREC = 128  # memory per coefficient grows with it; review: 256 bits doubled it
 #: random allocation: smallest h and eta (powers of two) and the largest cap
@@ -111,6 +127,29 @@ def calibration_step(step: object) -> Fraction:
     return st
 
 
+def recordable(name: str, value: object) -> None:
+    """Refuse, before any work, an input a certificate could not record: the certificate writes
+    every parameter as an exact decimal of at most MAX_DECIMAL_CHARS characters (so 1/3, or a
+    delta of 1e-300 written out in 302 digits, cannot be recorded; sigma = k step is recordable
+    when step is).
+
+    Contract: returns only if ``value`` has a finite decimal expansion of at most
+    MAX_DECIMAL_CHARS characters; else InvalidArgument naming ``name`` and the value.
+    """
+    from certdp.errors import InvalidArgument, fmt_value
+    from certdp.pairs.params import as_fraction, decimal_str
+
+    try:
+        text = decimal_str(as_fraction(name, value), name)  # type: ignore[arg-type]
+    except InvalidArgument as exc:
+        raise InvalidArgument(f"{exc}: a certificate (--out) records exact decimals") from None
+    if len(text) > MAX_DECIMAL_CHARS:
+        raise InvalidArgument(
+            f"{name}={fmt_value(value)} takes {len(text)} decimal characters; a certificate (--out) records at "
+            f"most {MAX_DECIMAL_CHARS}"
+        )
+
+
 def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: str, where: str = "grid") -> None:
     """Raise LimitExceeded when a certified TV run on ``grid`` (certdp.notions.tv_certified.tv_bound)
     would exceed the work limits above. The verifier applies it to every certificate grid; the
@@ -120,7 +159,7 @@ def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: st
     Contract: returns only if every work estimate of the run is within its limit (float estimates
     of array lengths; they choose what to refuse and never enter a certified number).
     """
-    from certdp.notions.tv_certified import longest_product, step_cells
+    from certdp.notions.tv_certified import largest_product, longest_product, step_cells
 
     at_most(f"{where} epoch-sum points l_max M/h", math.ceil(grid.l_max * steps / grid.h), MAX_SUM_POINTS)
     span = math.log(grid.l_max / grid.l_min) / grid.eta
@@ -131,3 +170,7 @@ def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: st
     at_most(f"{where} step cells", step_cells(sigma, grid, MAX_STEP_CELLS), MAX_STEP_CELLS)
     cap_product = MAX_PRODUCT if grid.scheme == 3 else MAX_PRODUCT_FULL
     at_most(f"{where} epoch-sum product", longest_product(steps, sigma, grid, side), cap_product)
+    points = math.ceil(grid.cap / grid.h) + math.ceil(grid.l_max * steps / grid.h)
+    memory = MEMORY_BASE + MEMORY_PER_COEFF * max(largest_product(steps, sigma, grid, side), product)
+    memory += MEMORY_PER_POINT * points
+    at_most(f"{where} estimated memory (bytes; certdp.cert.limits.MAX_MEMORY)", memory, MAX_MEMORY)

@@ -14,8 +14,10 @@ nesting are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
+from certdp.cert import limits as L
 from certdp.cert.checks import Check, claim_and_refutation, decimal
 from certdp.cert.crypto import check_signature, digest_hex
 from certdp.cert.limits import MAX_RDP_PREC
@@ -77,9 +79,17 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
             f"does not prove {check.relation} {raw['threshold']}"
         )
     rec = raw["result"]
-    if enc.upper < decimal(f"body/{name}/result/lower", rec["lower"]) or enc.lower > decimal(
-        f"body/{name}/result/upper", rec["upper"]
-    ):
+    low = decimal(f"body/{name}/result/lower", rec["lower"])
+    up = decimal(f"body/{name}/result/upper", rec["upper"])
+    low_d = _dyadic(f"body/{name}/result/lower_dyadic", rec["lower_dyadic"])
+    up_d = _dyadic(f"body/{name}/result/upper_dyadic", rec["upper_dyadic"])
+    # the decimals are the dyadic ends rounded outward: every recorded number is checked, none shown unchecked
+    if not low <= low_d <= up_d <= up:
+        raise CertificateInvalid(
+            f"field body/{name}/result: the recorded ends are inconsistent (need lower <= lower_dyadic <= "
+            "upper_dyadic <= upper)"
+        )
+    if enc.upper < low_d or enc.lower > up_d:
         raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {enc}")
     return {
         "check": name,
@@ -88,6 +98,24 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         "threshold": raw["threshold"],
         "recomputed": shown,
     }
+
+
+#: |binary exponent| of a recorded dyadic end (recorded precisions are at most MAX_RDP_PREC bits)
+MAX_DYADIC_EXPONENT = 10_000
+
+
+def _dyadic(where: str, pair: list[Any]) -> Fraction:
+    """The exact value m 2^e of a recorded dyadic end [m, e], within the decimal limits.
+
+    Contract: returns m 2^e, or raises CertificateInvalid when m has more than
+    MAX_DECIMAL_CHARS characters or |e| > MAX_DYADIC_EXPONENT (both far beyond what certdp writes).
+    """
+    mantissa, exponent = pair
+    if len(mantissa) > L.MAX_DECIMAL_CHARS:
+        raise CertificateInvalid(f"field {where}: mantissa of {len(mantissa)} characters exceeds {L.MAX_DECIMAL_CHARS}")
+    if type(exponent) is not int or abs(exponent) > MAX_DYADIC_EXPONENT:
+        raise CertificateInvalid(f"field {where}: exponent {exponent} must be an integer in +-{MAX_DYADIC_EXPONENT}")
+    return Fraction(int(mantissa)) * Fraction(2) ** exponent
 
 
 _FREE_TEXT = ("notes", "refutation_missing_reason")

@@ -102,6 +102,18 @@ def apply_defaults(args: argparse.Namespace) -> None:
 
     Contract: only flags still None change, to the value in DEFAULTS.
     """
+    filled = set()
     for dest, value in DEFAULTS.get(args.command, {}).items():
         if getattr(args, dest, None) is None:
             setattr(args, dest, value)
+            filled.add(dest)
+    args.defaulted_flags = frozenset(filled)
+
+
+def shown(args: argparse.Namespace, dest: str) -> str:
+    """``dest=value`` for a message, with `` (the default)`` when the user did not pass the flag.
+
+    Contract: the value is rendered by fmt_value (at most ~80 characters).
+    """
+    note = " (the default)" if dest in getattr(args, "defaulted_flags", ()) else ""
+    return f"{_flag(dest)}={fmt_value(getattr(args, dest))}{note}"

@@ -156,7 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
                 choices=("auto", "closed-form", "search"),
                 help="how rho is certified (default auto)",
             )
-        _precision_and_json(p)
+        if name == "calibrate":  # its precision is chosen per evaluation, not by the user
+            p.add_argument("--json", action="store_true", help="print one JSON object")
+        else:
+            _precision_and_json(p)
     gd = sub.add_parser(
         "gdp",
         help="certified zCDP -> GDP: the optimal mu(rho) and the bounds sqrt(pi rho) <= mu <= sqrt(8 rho) "

@@ -11,6 +11,7 @@ from certdp.budget import Deadline
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
 from certdp.cert.checks import claim_and_refutation
 from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
+from certdp.cert.limits import recordable
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict, read_capped
 from certdp.cert.verify import verify_bytes
@@ -120,6 +121,11 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
         raise InvalidArgument("sign needs --out: only a written certificate can be signed")
     out = writable_path("out", args.out) if args.out is not None else None
     key = load_private_key(readable_path("sign", args.sign), "sign") if args.sign is not None else None
+    if out is not None:  # a value no certificate can record is refused now, not after the search
+        given = ("tv", "step") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta", "step")
+        for name in given:
+            if getattr(args, name) is not None:
+                recordable(name, getattr(args, name))
     budget = Deadline(args.max_seconds, name="max-seconds")  # started here: the whole command counts
     if args.mechanism == "random-allocation":
         if args.steps is None:

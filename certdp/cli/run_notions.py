@@ -16,6 +16,7 @@ from certdp.cli.common import (
     progress_bar,
     target_from_args,
 )
+from certdp.cli.flags import shown
 from certdp.enclose import DEFAULT_TARGET, Enclosure
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
@@ -47,7 +48,7 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
         width_exact = real("width", args.width, gt=0, lt=1)
         if width_exact < MIN_TV_WIDTH:
             raise LimitExceeded(
-                f"width={fmt_value(args.width)} is below {MIN_TV_WIDTH}, the narrowest certified TV enclosure "
+                f"{shown(args, 'width')} is below {fmt_value(MIN_TV_WIDTH)}, the narrowest certified TV enclosure "
                 "certdp attempts (the lattice would need h of order sqrt(width))"
             )
         width = float(width_exact)
@@ -57,7 +58,7 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
             for side in ("upper", "lower"):
                 grid_work(pair.steps, pair.epochs, float(pair.sigma), grid, side)
         except LimitExceeded as exc:
-            raise LimitExceeded(f"width={fmt_value(args.width)} needs a grid beyond the work limits: {exc}") from None
+            raise LimitExceeded(f"{shown(args, 'width')} needs a grid beyond the work limits: {exc}") from None
         with progress_bar(args) as note:
             up = tv_bound(pair, grid, "upper", note)
             low = tv_bound(pair, grid, "lower", note)
@@ -66,8 +67,8 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
         # checked here; no retry: each halving of h and eta costs 2-4 times the run just made
         if achieved > width_exact:
             raise PrecisionExhausted(
-                f"width={args.width} not reached: the certified bounds are {float(achieved):.3g} apart "
-                f"(grid h={grid.h:g}, eta={grid.eta:g}); ask for a smaller --width",
+                f"{shown(args, 'width')} not reached: the certified bounds are {float(achieved):.3g} apart "
+                f"(grid h={grid.h:g}, eta={grid.eta:g}); ask for a --width of at least {float(achieved):.3g}",
                 achieved_width=float(achieved),
             )
         enc = Enclosure.from_bounds(low.bound.lower, up.bound.upper, grid.prec)

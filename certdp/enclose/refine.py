@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from flint import arb
 
-from certdp.enclose.ball import Enclosure, lower_float, width_of
+from certdp.enclose.ball import Enclosure, width_of
 from certdp.enclose.context import MAX_PREC, workprec
 from certdp.errors import PrecisionExhausted, invalid
 
@@ -54,8 +54,11 @@ class Target:
         """Contract: True only if x is finite and 2 rad(x) <= tolerance_for(min |x|)."""
         if not x.is_finite():
             return False
-        mag = lower_float(abs(x)) if not x.contains(0) else 0.0
-        return width_of(x) <= self.tolerance_for(mag)
+        # in ball arithmetic, not floats: an enclosure of e^10000 has a width beyond the float range
+        # that is still tiny relative to |x|
+        mag = arb(0) if x.contains(0) else abs(x).lower()
+        tol = arb(self.abs_tol) + arb(self.rel_tol) * mag
+        return bool(2 * x.rad() <= tol.lower())
 
 
 DEFAULT_TARGET = Target()

@@ -68,11 +68,12 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from certdp.enclose import Ball, Enclosure, power_multires, power_pruned, power_two_scale, to_ball, workprec
+from certdp.enclose import Ball, Enclosure, power_multires, power_two_scale, to_ball, workprec
 from certdp.enclose.context import MAX_PREC, MIN_PREC
 from certdp.errors import InvalidArgument, PrecisionExhausted, fmt_value, invalid
 from certdp.pairs import RandomAllocation
@@ -87,6 +88,31 @@ COARSEN_BETA = 0.25
 #: Largest number of lattice cells (cap/h, l_max M/h) or log-grid points a grid may ask for: beyond
 #: it the ball lists alone would not fit in memory, so such a grid is refused, not attempted.
 MAX_POINTS = 1 << 26
+#: seconds between the progress calls made inside one phase of tv_bound (each lets a caller's
+#: deadline fire: certdp.calibrate.random_allocation checks it there); loops read the clock only
+#: every TICK_EVERY iterations
+TICK_SECONDS = 0.5
+TICK_EVERY = 1024
+Tick = Callable[[float], None]
+_T = TypeVar("_T")
+
+
+def _no_tick(frac: float) -> None:
+    return None
+
+
+def _ticker(note: Progress, what: str, lo: float, hi: float) -> Tick:
+    """tick(frac): ``note(what, lo + frac (hi - lo))`` if TICK_SECONDS have passed since the last
+    call (frac in [0, 1] is the progress inside the phase). Cheap: one clock read per call."""
+    last = [time.perf_counter()]
+
+    def tick(frac: float) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= TICK_SECONDS:
+            last[0] = now
+            note(what, lo + min(max(frac, 0.0), 1.0) * (hi - lo))
+
+    return tick
 
 
 @dataclass(frozen=True)
@@ -179,13 +205,15 @@ def _cdfs(y: float, t: Ball) -> tuple[Ball, Ball]:
     return _phi((ly + half) / t), _phi((ly - half) / t)
 
 
-def _step_masses_upper(t: Ball, h: float, cap: float) -> list[Ball]:
+def _step_masses_upper(t: Ball, h: float, cap: float, tick: Tick = _no_tick) -> list[Ball]:
     """Step (i) of the upper bound: masses at 0, h, ..., Kh (K = cap/h) of the mean-keeping split."""
     k_max = round(cap / h)
     hb = to_ball(h)
     p = [to_ball(0) for _ in range(k_max + 1)]
     f_prev, g_prev = to_ball(0), to_ball(0)
     for k in range(1, k_max + 1):
+        if not k % TICK_EVERY:
+            tick(k / k_max)
         f, g = _cdfs(k * h, t)
         m, mu = f - f_prev, g - g_prev
         p[k] += (mu - (k - 1) * hb * m) / hb
@@ -213,7 +241,7 @@ def _cell_steps(p_above: float, tail_k: float) -> int:
     return 1 << max(0, min(30, math.floor(0.5 * math.log2(tail_k / p_above))))
 
 
-def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
+def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid, tick: Tick = _no_tick) -> list[Ball]:
     """Scheme-2 step (i) upper: mean-keeping split of Y on cells [a, b] with lattice ends (width
     from :func:`_cell_steps`), then Y > cap is clamped to cap. Clamping lowers Y pointwise, which
     lowers L and Lambda, so E min(1, Lambda) only decreases and the TV upper bound stays valid.
@@ -224,8 +252,11 @@ def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
     hb = to_ball(h)
     p = [to_ball(0) for _ in range(k_max + 1)]
     f_prev, g_prev = to_ball(0), to_ball(0)
-    ka = 0
+    ka = n = 0
     while ka < k_max:
+        n += 1
+        if not n % TICK_EVERY:
+            tick(ka / k_max)
         kb = min(k_max, ka + _cell_steps(_y_above(ka * h, tf), grid.tail_k))
         f, g = _cdfs(kb * h, t)
         m, mu = f - f_prev, g - g_prev
@@ -238,7 +269,7 @@ def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid) -> list[Ball]:
 
 
 def _centred_boundaries(
-    t: float, h: float, cap: float, tail_k: float = 0.0, margin: float = 1e-13
+    t: float, h: float, cap: float, tail_k: float = 0.0, margin: float = 1e-13, tick: Tick = _no_tick
 ) -> tuple[list[float], list[bool], list[int]]:
     """Float heuristic for step (i) of the lower bound: cell right ends b, whether each cell was
     centred on its lattice point u = kh (E[Y | cell] ~ u), and k. Consecutive k differ by 1, or by
@@ -267,6 +298,8 @@ def _centred_boundaries(
                 (np.log(np.maximum(ks * h - h / 2, 1e-300)) + t * t / 2) / t
             )
     while True:
+        if not (len(ends) + 1) % TICK_EVERY:
+            tick(k / k_max)
         step = 1 if tail_k == 0 else _cell_steps(_y_above(a, t), tail_k)
         if tail_k > 0:  # scheme 2: the last tail cell ends at cap instead of being lost with the tail
             step = min(step, k_max - k)
@@ -312,7 +345,14 @@ def _centred_boundaries(
 
 
 def _step_masses_lower(
-    t: Ball, tf: float, h: float, cap: float, tail_k: float = 0.0, scheme: int = 1, top: int | None = None
+    t: Ball,
+    tf: float,
+    h: float,
+    cap: float,
+    tail_k: float = 0.0,
+    scheme: int = 1,
+    top: int | None = None,
+    tick: Tick = _no_tick,
 ) -> list[Ball]:
     """Step (i) of the lower bound: lattice masses of the cell partition (module docstring).
 
@@ -325,12 +365,14 @@ def _step_masses_lower(
     the number of cells) and repairs a centred cell whose Arb check fails by moving its right
     end left (the mean falls at rate (b - u) density(b)); the repaired end is the next cell's
     start, and every cell is still checked in Arb."""
-    ends, centred, us = _centred_boundaries(tf, h, cap, tail_k, 1e-13 if scheme == 1 else 1e-15)
+    ends, centred, us = _centred_boundaries(tf, h, cap, tail_k, 1e-13 if scheme == 1 else 1e-15, lambda x: tick(x / 2))
     k_top = round(cap / h) + 1
     p = [to_ball(0) for _ in range(k_top + 1)]
     f_prev, g_prev = to_ball(0), to_ball(0)
     a = 0.0
-    for k, b, ok in zip(us, ends, centred, strict=True):
+    for n, (k, b, ok) in enumerate(zip(us, ends, centred, strict=True)):
+        if not (n + 1) % TICK_EVERY:
+            tick(0.5 + n / (2 * len(us)))
         f, g = _cdfs(b, t)
         m, mu = f - f_prev, g - g_prev
         u = k * h
@@ -391,7 +433,22 @@ def _two_scale_plan(tf: float, h: float, side: str) -> tuple[int, Callable[[int]
     return gap, split
 
 
-def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -> tuple[int, list[Ball], float]:
+def _ticking(f: Callable[[int], _T], tick: Tick, calls: int) -> Callable[[int], _T]:
+    """``f`` that also calls ``tick(n / calls)`` at its n-th call: the callbacks of the power
+    routines run between their products, so the progress (and a deadline) is checked there."""
+    n = [0]
+
+    def g(k: int) -> _T:
+        n[0] += 1
+        tick(n[0] / calls)
+        return f(k)
+
+    return g
+
+
+def _epoch_sum(
+    p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float, tick: Tick = _no_tick
+) -> tuple[int, list[Ball], float]:
     """Step (ii): masses of S = sum of M lattice steps, for S/M <= l_max; returns (i_min, masses,
     H): masses at (i_min + i) H (possibly none). Scheme 1 drops the mass below l_min here; schemes
     2 and 3 keep it (steps (iii) place it on the log grid). Above l_max the mass
@@ -403,16 +460,25 @@ def _epoch_sum(p: list[Ball], m: int, grid: LatticeGrid, side: str, tf: float) -
     upper side, cells with conditional mean <= their point for the lower side), so H >= h."""
     h = grid.h
     top = math.floor(grid.l_max * m / h)
+    calls = 4 * m.bit_length() + 1  # about the callback calls of the power routines below
     if grid.scheme == 3:
         gap, split = _two_scale_plan(tf, h, side)
         off, s, dropped, d = power_two_scale(
-            p, m, top, PRUNE_FLOOR, _doublings(grid.coarsen), side == "upper", gap, split
+            p,
+            m,
+            top,
+            PRUNE_FLOOR,
+            _ticking(_doublings(grid.coarsen), tick, calls),
+            side == "upper",
+            gap,
+            _ticking(split, tick, calls),
         )
     elif grid.coarsen > 0:
-        off, s, dropped, d = power_multires(p, m, top, PRUNE_FLOOR, _doublings(grid.coarsen), side == "upper")
-    else:
-        off, s, dropped = power_pruned(p, m, top + 1, PRUNE_FLOOR)  # lost mass is counted via the kept total
-        d = 0
+        doublings = _ticking(_doublings(grid.coarsen), tick, calls)
+        off, s, dropped, d = power_multires(p, m, top, PRUNE_FLOOR, doublings, side == "upper")
+    else:  # power_pruned(p, m, top + 1, PRUNE_FLOOR), with a tick between the products
+        off, s, dropped, _ = power_multires(p, m, top, PRUNE_FLOOR, _ticking(lambda j: 0, tick, calls), spread=True)
+        d = 0  # lost mass is counted via the kept total
     big_h = h * 2**d
     i_max = top >> d
     if grid.scheme >= 2 and side == "upper":
@@ -451,7 +517,7 @@ def _first_index_at_or_above(g: Ball, m: int, h: float) -> int:
 
 
 def _log_grid_upper(
-    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None
+    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None, tick: Tick = _no_tick
 ) -> tuple[int, list[Ball]]:
     """Step (iii) upper: mean-keeping split of each atom L = ih/M onto e^{j eta}; returns (j_lo, r).
 
@@ -478,6 +544,8 @@ def _log_grid_upper(
             v_sum += s[k] * ((i_min + k) * hm)
         r[0] += v_sum / g[0]
     for idx in range(len(g) - 1):
+        if not (idx + 1) % TICK_EVERY:
+            tick(n / len(s))
         lo, hi = g[idx], g[idx + 1]
         w_sum, v_sum = to_ball(0), to_ball(0)
         while n < min(starts[idx + 1], len(s)):  # atoms with g_idx <= v < g_idx+1
@@ -491,7 +559,7 @@ def _log_grid_upper(
 
 
 def _log_grid_lower(
-    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None
+    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None, tick: Tick = _no_tick
 ) -> tuple[int, list[Ball]]:
     """Step (iii) lower: sweep atoms into groups with mean of S/M <= e^{j eta} (module docstring).
 
@@ -510,6 +578,8 @@ def _log_grid_lower(
     n = 0
     rest = s[0]  # unassigned mass of atom n
     for idx, gj in enumerate(g):
+        if not (idx + 1) % TICK_EVERY:
+            tick(n / len(s))
         w_sum, d_sum = to_ball(0), to_ball(0)  # weight and sum of w (v - g_j): group mean <= g_j iff d_sum <= 0
         while n < len(s):
             v = (i_min + n) * hm
@@ -538,7 +608,7 @@ def _log_grid_lower(
     return j_lo, r
 
 
-def _combine(j_lo: int, r: list[Ball], e: int, eta: float) -> tuple[Ball, Ball, Ball]:
+def _combine(j_lo: int, r: list[Ball], e: int, eta: float, tick: Tick = _no_tick) -> tuple[Ball, Ball, Ball]:
     """Step (iv): (A_low, A_up, kept) with A = sum_{k<0} b_k (1 - e^{k eta}), b = r^E: A_low
     sums the unpruned coefficients, A_up adds the pruned mass (each term is <= b_k); kept = (sum r)^E."""
     total = to_ball(0)
@@ -548,9 +618,13 @@ def _combine(j_lo: int, r: list[Ball], e: int, eta: float) -> tuple[Ball, Ball, 
     k_lo = e * j_lo
     if k_lo >= 0 or not r:
         return to_ball(0), to_ball(0), kept
-    off, b, dropped = power_pruned(r, e, -k_lo, PRUNE_FLOOR)  # b[i]: mass at k = k_lo + off + i < 0
-    acc = to_ball(0)
+    # power_pruned(r, e, -k_lo, PRUNE_FLOOR), with a tick between the products
+    calls = 2 * e.bit_length() + 1
+    off, b, dropped, _ = power_multires(r, e, -k_lo - 1, PRUNE_FLOOR, _ticking(lambda j: 0, tick, calls), spread=True)
+    acc = to_ball(0)  # b[i]: mass at k = k_lo + off + i < 0
     for i, mass in enumerate(b):
+        if not (i + 1) % TICK_EVERY:
+            tick(1.0)
         acc += mass * (-(to_ball((k_lo + off + i) * eta).expm1()))
     return acc, acc + dropped, kept
 
@@ -574,23 +648,30 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
     note = progress or (lambda what, frac: None)
     with workprec(grid.prec):
         t = 1 / to_ball(pair.sigma)
+        # each phase also calls note(phase, frac) from inside its loops, every TICK_SECONDS or so
         note("step lattice", 0.0)
+        tick = _ticker(note, "step lattice", 0.0, 0.3)
         tf = 1 / float(pair.sigma)
         if side == "upper":
-            p = _step_masses_upper(t, grid.h, grid.cap) if grid.scheme == 1 else _step_masses_upper2(t, tf, grid)
+            if grid.scheme == 1:
+                p = _step_masses_upper(t, grid.h, grid.cap, tick)
+            else:
+                p = _step_masses_upper2(t, tf, grid, tick)
         else:
             top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
-            p = _step_masses_lower(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme >= 2 else 0.0, grid.scheme, top)
+            tail_k = grid.tail_k if grid.scheme >= 2 else 0.0
+            p = _step_masses_lower(t, tf, grid.h, grid.cap, tail_k, grid.scheme, top, tick)
         note("epoch sum", 0.3)
-        i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side, tf)
+        i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side, tf, _ticker(note, "epoch sum", 0.3, 0.7))
         note("log grid", 0.7)
+        tick = _ticker(note, "log grid", 0.7, 0.85)
         l_min = None if grid.scheme == 1 else grid.l_min  # scheme 1: bit for bit as written
         if side == "upper":
-            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min)
+            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
         else:
-            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min)
+            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
         note("epochs", 0.85)
-        a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta)
+        a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta, _ticker(note, "epochs", 0.85, 1.0))
         lost = 1 - kept
         value = a_up + lost if side == "upper" else a_low
         note("done", 1.0)
@@ -660,6 +741,55 @@ def longest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> i
     fine = min(math.ceil(split(steps)) + 1, top)
     coarse = max(top, cells) // (1 << gap) + 2
     return 2 * max(fine, coarse)
+
+
+def largest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> int:
+    """Length of the longest polynomial product of step (ii) on ``grid`` as power_two_scale forms
+    it: its schedule replayed on lengths (fine parts cut at split(k) / 2^d, truncated at
+    top / 2^d; the coarsening doublings of :func:`_doublings` halve them, ignoring pruning and
+    offsets, which only shorten). Tighter than :func:`longest_product` when M is large (the partial
+    sums are coarsened); for schemes 1 and 2 it is :func:`longest_product`. Peak memory grows with
+    it (certdp.cert.limits.grid_work). A float work estimate, not a certified quantity.
+
+    Contract: an upper estimate of the length of every product of step (ii) on scheme 3 (>= 1).
+    """
+    if grid.scheme != 3:
+        return longest_product(steps, sigma, grid, side)
+    gap, split = _two_scale_plan(1 / float(sigma), grid.h, side)
+    doublings = _doublings(grid.coarsen)
+    top = math.floor(grid.l_max * steps / grid.h)
+    longest = 1
+
+    def settle(k: int, d: int, length: int) -> tuple[int, int, int]:
+        return k, d, max(1, min(length, math.ceil(split(k) / (1 << d)), top // (1 << d) + 1))
+
+    def halve(a: tuple[int, int, int]) -> tuple[int, int, int]:
+        return settle(a[0], a[1] + 1, a[2] // 2 + 1)
+
+    def mul(a: tuple[int, int, int], b: tuple[int, int, int]) -> tuple[int, int, int]:
+        nonlocal longest
+        longest = max(longest, a[2] + b[2] - 1)
+        return settle(a[0] + b[0], a[1], a[2] + b[2] - 1)
+
+    base = settle(1, 0, round(grid.cap / grid.h) + 1)
+    result: tuple[int, int, int] | None = None
+    n, level = steps, 0
+    while n:
+        while base[1] < doublings(level):
+            base = halve(base)
+        if n & 1:
+            if result is None:
+                result = base
+            else:
+                while result[1] < base[1]:
+                    result = halve(result)
+                result = mul(result, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+            level += 1
+    coarse = 2 * ((max(top, round(grid.cap / grid.h)) + 1) // (1 << gap) + 2)  # as in longest_product
+    return max(longest, coarse)
 
 
 def step_cells(sigma: float, grid: LatticeGrid, limit: int) -> int:

@@ -34,6 +34,11 @@ def as_fraction(name: str, value: Number) -> Fraction:
     if isinstance(value, Decimal):
         if not value.is_finite():
             raise invalid(name, value, "must be a finite number")
+        # the same bounds as text: Fraction(Decimal("1E+999999999")) builds a billion-digit integer
+        if value and abs(value.adjusted()) > MAX_NUMBER_EXPONENT:
+            raise invalid(name, value, f"must be a number between 1e-{MAX_NUMBER_EXPONENT} and 1e{MAX_NUMBER_EXPONENT}")
+        if len(value.as_tuple().digits) > MAX_NUMBER_CHARS:
+            raise invalid(name, value, f"must be a number of at most {MAX_NUMBER_CHARS} digits")
         return Fraction(value)
     if isinstance(value, str):
         return _parse_text(name, value)
