@@ -203,6 +203,28 @@ def subsampled_rho_limit() -> bool:
     return sp.limit(low, t, sp.oo) == 1 / (2 * zz**2) and sp.limit(high, t, sp.oo) == 1 / (2 * zz**2)
 
 
+@check(
+    "subsampled_ratio_decay",
+    "Subsampled Gaussian (remove): E_Q[W^{t+1}] = e^{t(t+1)/(2z^2)} for W = e^{(2x-1)/(2z^2)}, Q = N(0, z^2), so "
+    "Minkowski gives e^{K(t)} <= (1 - q + q e^{t/(2z^2)})^{t+1}; 1 - q + q e^{a} = e^{a}(q + (1-q)e^{-a}), so the "
+    "ratio is <= 1/(2z^2) + g(t)/t with g(t) = log(q + (1-q) e^{-t/(2z^2)}), and g' < 0 (g(t) <= g(T), t >= T)",
+    where="docs/math.md §4.7; certdp.pairs.subsampled.SubsampledGaussian.ratio_tail_decay",
+)
+def subsampled_ratio_decay() -> bool:
+    q, zz = sp.symbols("q z", positive=True)
+    xr = sp.Symbol("xr", real=True)
+    k = t + 1
+    density = sp.exp(-(xr**2) / (2 * zz**2)) / (sp.sqrt(2 * sp.pi) * zz)
+    moment = sp.integrate(density * sp.exp(k * (2 * xr - 1) / (2 * zz**2)), (xr, -sp.oo, sp.oo), conds="none")
+    norm_ok = sp.simplify(moment - sp.exp(t * (t + 1) / (2 * zz**2))) == 0
+    a = t / (2 * zz**2)
+    factor_ok = sp.simplify(sp.exp(a) * (q + (1 - q) * sp.exp(-a)) - (1 - q + q * sp.exp(a))) == 0
+    g = sp.log(q + (1 - q) * sp.exp(-a))
+    slope = -(1 - q) * sp.exp(-a) / (2 * zz**2 * (q + (1 - q) * sp.exp(-a)))  # < 0 for 0 < q < 1
+    slope_ok = sp.simplify(sp.diff(g, t) - slope) == 0
+    return norm_ok and factor_ok and slope_ok
+
+
 # --- Gaussian mixture -------------------------------------------------------------------------------
 @check(
     "mixture_tail",

@@ -189,19 +189,23 @@ def sup_cgf_ratio(
         """True unless x.upper() <= best.lower() + tol is certain (ball comparison)."""
         return not (x.upper() <= best.lower() + tol)
 
-    # The far end first, from the (cheap) tail bound alone: K at huge t can be costly (integral
-    # pairs), so no probe goes beyond the first T where the tail is already settled.
-    hi = 4.0
-    while above_target(tail_bound(hi)):
-        hi *= 4
-        if max_t is not None and hi >= max_t:
-            hi = max_t
-            if above_target(tail_bound(hi)):  # no precision would settle it: refuse now
-                raise LimitExceeded(
-                    f"sup: the tail bound at the order limit t={max_t:g} is not within tol={tol:g} of the "
-                    "witness: the sup beyond it cannot be certified without evaluating larger orders"
-                )
+    # The far end first: T grows by 4 until the tail bound is settled, with a probe of the ratio
+    # at each T (a sup approached as t -> inf, with no tail witness, is found only by probes out
+    # there). No probe goes beyond the first T where the tail is settled: K at huge t can be
+    # costly (integral pairs).
+    hi = 4.0 if max_t is None else min(4.0, max_t)
+    while True:
+        r = ratio(hi)
+        if r.lower() > best.lower():
+            best, argbest = r, hi
+        if not above_target(tail_bound(hi)):
             break
+        if hi == max_t:  # no precision would settle it: refuse now
+            raise LimitExceeded(
+                f"sup: the tail bound at the order limit t={max_t:g} is not within tol={tol:g} of the "
+                "witness: the sup beyond it cannot be certified without evaluating larger orders"
+            )
+        hi = hi * 4 if max_t is None else min(hi * 4, max_t)
         if hi > MAX_T:
             raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} of the witness for any t <= {MAX_T:g}")
     k = -6
@@ -347,18 +351,33 @@ def inf_convex(
         """True unless x.lower() >= best.upper() - tol is certain (ball comparison)."""
         return not (x.lower() >= best.upper() - tol)
 
-    lo = min(argbest / 4, start / 4096)
-    while below_target(head_bound(lo)):
-        lo /= 64
-        if lo < MIN_T:
-            raise PrecisionExhausted(f"inf: head bound not within tol={tol:g} for any t >= {MIN_T:g}")
+    def probe(t: float) -> None:
+        nonlocal best, argbest
+        v = obj(t)
+        if v.upper() < best.upper():
+            best, argbest = v, t
+
+    # The ends of the domain: grow [lo, hi] by factors of 4 until the head and tail bounds are
+    # within tol of the best value, evaluating the objective at each new end as well. The
+    # infimum may lie far beyond the first probes (t* ~ 1e5 for a bounded loss near its pure-DP
+    # limit); without those evaluations the best value stays above the tail bound's limit and
+    # the domain would grow for ever.
     hi = argbest * 16 if max_t is None else min(argbest * 16, max_t)
-    while hi != max_t and below_target(tail_bound(hi)):
-        hi *= 64
+    while hi != max_t:
+        probe(hi)
+        if not below_target(tail_bound(hi)):
+            break
+        hi *= 4
         if max_t is not None and hi >= max_t:
             hi = max_t
         if hi > MAX_T:
             raise PrecisionExhausted(f"inf: tail bound not within tol={tol:g} for any t <= {MAX_T:g}")
+    lo = min(argbest / 4, start / 4096)
+    while below_target(head_bound(lo)):
+        probe(lo)
+        lo /= 4
+        if lo < MIN_T:
+            raise PrecisionExhausted(f"inf: head bound not within tol={tol:g} for any t >= {MIN_T:g}")
     # with max_t the domain ends there: nothing beyond it enters the infimum
     head_lo, tail_lo = head_bound(lo), (tail_bound(hi) if hi != max_t else arb("inf"))
     pts = _geometric_grid(lo, hi)

@@ -13,10 +13,20 @@ from dataclasses import dataclass, fields
 from fractions import Fraction
 from typing import ClassVar
 
-from certdp.enclose import Ball, current_prec, to_ball
+from certdp.enclose import Ball, current_prec, to_ball, upper_float
 from certdp.errors import Unsupported, invalid
 from certdp.pairs.domain import work_limit
 from certdp.pairs.params import exact_str
+
+
+def decay_sup(form: tuple[Ball, Ball], T: float) -> Ball:
+    """sup over t >= T of L + c/t for the form (L, c) of :meth:`PrivacyPair.ratio_tail_decay`.
+
+    Contract: upper end >= L + c/t for every t >= T > 0: L + c/T when c >= 0, L when c < 0
+    (c/t increases to 0); a c straddling 0 takes max(c, 0)/T.
+    """
+    L, c = form
+    return L + c.max(to_ball(0)) / to_ball(T)
 
 
 @dataclass(frozen=True)
@@ -72,6 +82,30 @@ class PrivacyPair(abc.ABC):
             return rho
         loss = self.max_loss_ball()
         return None if loss is None else loss / (to_ball(T) + 1)
+
+    def ratio_tail_decay(self, T: float) -> tuple[Ball, Ball] | None:
+        """(L, c) such that K(t)/(t(t+1)) <= L + c/t for every t >= T, or None when unknown.
+
+        The form lets a composition add its parts' tails (certdp.pairs.composition): a part whose
+        ratio approaches its limit from below (c < 0, the subsampled Gaussian) can then absorb
+        another part's c > 0, where a sum of the parts' sups over [T, inf) could not. Default: a
+        proved closed-form rho gives (rho, 0); a bounded loss gives (0, D_inf), as
+        K(t)/(t(t+1)) = D_{t+1}/(t+1) <= D_inf/t. When both exist, the one whose sup over
+        [T, inf) (L + max(c, 0)/T) is smaller is returned.
+
+        Contract: for every t >= T, K(t)/(t(t+1)) <= upper(L) + upper(c)/t (proofs above; the
+        subclasses' overrides state theirs).
+        """
+        rho = self.rho_closed_form()
+        loss = self.max_loss_ball()
+        forms = []
+        if rho is not None:
+            forms.append((rho, to_ball(0)))
+        if loss is not None:
+            forms.append((to_ball(0), loss))
+        if not forms:
+            return None
+        return min(forms, key=lambda f: upper_float(decay_sup(f, T)))
 
     def ratio_tail_witness(self) -> Ball | None:
         """Ball whose lower end is <= limsup_{t->inf} K(t)/(t(t+1)); None when unknown.

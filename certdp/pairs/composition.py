@@ -9,7 +9,7 @@ from typing import ClassVar
 
 from certdp.enclose import Ball, to_ball
 from certdp.errors import InvalidArgument, LimitExceeded, invalid
-from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.base import PrivacyPair, decay_sup, require_positive_t
 from certdp.pairs.params import integer
 
 #: Most distinct parts of a composition (a CGF evaluation costs one evaluation per part).
@@ -114,12 +114,36 @@ class Composition(PrivacyPair):
         return acc
 
     def ratio_tail_bound(self, T: float) -> Ball | None:
-        """Contract: sup of a sum <= sum of sups: sum_i n_i tail_i(T)."""
-        return self._weighted_sum(lambda p: p.ratio_tail_bound(T))
+        """The smaller of sum_i n_i tail_i(T) (sup of a sum <= sum of sups) and the sup over
+        [T, inf) of the summed decay forms (:meth:`ratio_tail_decay`), when every part has one.
+
+        Contract: upper end >= sup_{t >= T} K(t)/(t(t+1)) (both bounds are; proofs above).
+        """
+        plain = self._weighted_sum(lambda p: p.ratio_tail_bound(T))
+        form = self.ratio_tail_decay(T)
+        if form is None:
+            return plain
+        decay = decay_sup(form, T)
+        return decay if plain is None else plain.min(decay)
+
+    def ratio_tail_decay(self, T: float) -> tuple[Ball, Ball] | None:
+        """Contract: (sum_i n_i L_i, sum_i n_i c_i): ratios add, so the forms do (None when a part
+        has none)."""
+        forms = [(p.ratio_tail_decay(T), n) for p, n in self.parts]
+        if any(f is None for f, _ in forms):
+            return None
+        L, c = to_ball(0), to_ball(0)
+        for f, n in forms:
+            L += n * f[0]  # type: ignore[index]
+            c += n * f[1]  # type: ignore[index]
+        return L, c
 
     def ratio_tail_witness(self) -> Ball | None:
-        """Contract: liminf of a sum >= sum of liminfs: sum_i n_i witness_i."""
-        return self._weighted_sum(lambda p: p.ratio_tail_witness())
+        """Contract: liminf of a sum >= sum of liminfs: sum_i n_i witness_i, where a part without a
+        witness counts 0 (its ratio K_i(t)/(t(t+1)) is >= 0, as K_i >= 0); None when no part has one."""
+        if all(p.ratio_tail_witness() is None for p, _ in self.parts):
+            return None
+        return self._weighted_sum(lambda p: p.ratio_tail_witness() or to_ball(0))
 
     def loss_cumulants(self) -> tuple[Ball, Ball, Ball, Ball] | None:
         """Contract: cumulants add over independent losses: sum_i n_i kappa_j,i (None when a part

@@ -404,8 +404,10 @@ class SubsampledGaussian(PrivacyPair):
         e^{(alpha-1) D_alpha} <= (1-q) + q e^{alpha(alpha-1)/(2 z^2)} <= e^{alpha(alpha-1)/(2z^2)},
         i.e. K(t)/(t(t+1)) <= 1/(2 z^2). Lower bound, remove direction: the k = alpha term of the
         binomial sum gives K(t) >= (t+1) log q + t(t+1)/(2 z^2), so the ratio tends to 1/(2 z^2).
-        For ``add`` alone the sup sits at a finite order: certdp.notions.zcdp searches it over real
-        orders; except at q = 1, where P = N(1, z^2), Q = N(0, z^2) is the Gaussian pair either way.
+        For ``add`` alone (q < 1) the loss is bounded (D_inf = -log(1-q)), so the ratio tends to 0
+        as t -> inf and rho is the sup over t > 0, which may be KL itself (approached as t -> 0: in
+        several settings the ratio decreases on all of (0, inf)); certdp.notions.zcdp searches it over
+        real orders. At q = 1, P = N(1, z^2), Q = N(0, z^2) is the Gaussian pair either way.
         """
         if self.direction == "add" and self.q < 1:
             return None
@@ -420,6 +422,29 @@ class SubsampledGaussian(PrivacyPair):
         glob = 1 / (2 * to_ball(self.sigma) ** 2)
         loss = self.max_loss_ball()
         return glob if loss is None else glob.min(loss / (to_ball(T) + 1))
+
+    def ratio_tail_decay(self, T: float) -> tuple[Ball, Ball] | None:
+        """(1/(2 sigma^2), g(T)) for ``remove``, g(t) = log(q + (1-q) e^{-t/(2 sigma^2)}) <= 0: the
+        ratio approaches its limit from below like log(q)/t. ``both`` takes c = max(g(T),
+        D_add - T/(2 sigma^2)); ``add`` and q = 1 use the base class forms.
+
+        Proof (remove). With W = e^{(2x-1)/(2 sigma^2)} under Q = N(0, sigma^2), e^{K(t)} =
+        E_Q[(1 - q + q W)^{t+1}] = ||1 - q + q W||^{t+1} in L^{t+1}(Q). Minkowski's inequality and
+        ||W|| = e^{t/(2 sigma^2)} give e^{K(t)} <= (1 - q + q e^{t/(2 sigma^2)})^{t+1}, so
+        K(t)/(t(t+1)) <= 1/(2 sigma^2) + g(t)/t, and g decreases, so g(t) <= g(T) for t >= T
+        (proofs_checks ``subsampled_ratio_decay``; docs/math.md §4.7). ``both``: the add ratio is
+        <= D_add/t = L + (D_add - L t)/t <= L + (D_add - L T)/t for t >= T.
+
+        Contract: for every t >= T, K(t)/(t(t+1)) <= upper(L) + upper(c)/t.
+        """
+        if self.direction == "add" or self.q == 1:
+            return super().ratio_tail_decay(T)
+        q, Tb = to_ball(self.q), to_ball(T)
+        limit = 1 / (2 * to_ball(self.sigma) ** 2)
+        g = (q + to_ball(1 - self.q) * (-Tb * limit).exp()).log()
+        if self.direction == "both":
+            g = g.max(-to_ball(1 - self.q).log() - limit * Tb)
+        return limit, g
 
     def max_loss_ball(self) -> Ball | None:
         """Contract: contains D_inf for ``add`` with q < 1: sup log(Q/P) = -log(1-q), approached as
