@@ -15,7 +15,7 @@ from certdp.enclose import Enclosure
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
 from certdp.notions.tv_closed_form import sigma_closed_form
-from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice
+from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice, checkpoints
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, exact_str, integer, real
 
@@ -150,15 +150,18 @@ def calibrate_tv(
     deadline = as_deadline(max_seconds)
     start = time.perf_counter()
     closed = sigma_closed_form(m, e, lam)
-    guess = approx_exact_sigma(m, e, lam, step=float(st), tick=deadline.check)
+    with checkpoints(lambda: deadline.check("searching sigma (numeric TV)")):
+        guess = approx_exact_sigma(m, e, lam, step=float(st), tick=deadline.check)
     k = math.ceil(Fraction(guess.sigma) / st)
     log: list[dict[str, object]] = []
     upper: TVBound | None = None
     for _ in range(4):  # the numeric root is good to << step; a few steps up cover its error
         sigma = k * st
         pair = RandomAllocation(m, sigma, e)
-        deadline.check(f"checking sigma={exact_str(sigma)} numerically")
-        numeric = approx_tv_lattice(m, e, sigma)
+        doing = f"checking sigma={exact_str(sigma)} numerically"
+        deadline.check(doing)
+        with checkpoints(lambda doing=doing: deadline.check(doing)):
+            numeric = approx_tv_lattice(m, e, sigma)
         if numeric.value < float(lam):
             upper = _certify(pair, lam, "upper", numeric, log, progress, deadline)
             if upper is not None:
@@ -168,8 +171,10 @@ def calibrate_tv(
         raise PrecisionExhausted(f"tv={exact_str(lam)}: no sigma near {guess.sigma:.8g} could be certified")
     sigma_miss = sigma - st
     miss_pair = RandomAllocation(m, sigma_miss, e)
-    deadline.check(f"checking sigma - step={exact_str(sigma_miss)} numerically")
-    miss_numeric = approx_tv_lattice(m, e, sigma_miss)
+    doing = f"checking sigma - step={exact_str(sigma_miss)} numerically"
+    deadline.check(doing)
+    with checkpoints(lambda: deadline.check(doing)):
+        miss_numeric = approx_tv_lattice(m, e, sigma_miss)
     miss_slack = miss_numeric.value - float(lam)
     lower: TVBound | None = None
     reason: str | None = None

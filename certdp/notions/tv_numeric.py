@@ -15,7 +15,9 @@ produce a certified number. Two methods:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import numpy as np
@@ -185,13 +187,35 @@ def clamp_plan(steps: int, epochs: int, sigma: float, slack: float) -> tuple[flo
     return min(cap, m * l_max), l_max
 
 
+#: Called between the FFT products of every numeric TV evaluation (see :func:`checkpoints`).
+_CHECKPOINT: ContextVar[Callable[[], None] | None] = ContextVar("certdp_numeric_checkpoint", default=None)
+
+
+@contextmanager
+def checkpoints(check: Callable[[], None]) -> Iterator[None]:
+    """Within the block, every numeric TV evaluation calls ``check()`` between its FFT products
+    (a wall-time budget may raise there: certdp.budget), so that a budget fires within one
+    product rather than one whole evaluation.
+
+    Contract: only adds calls of ``check``; the values computed are unchanged.
+    """
+    token = _CHECKPOINT.set(check)
+    try:
+        yield
+    finally:
+        _CHECKPOINT.reset(token)
+
+
 def _conv_power(p: np.ndarray, n: int, length: int) -> np.ndarray:
     """First ``length`` coefficients of p^n (linear convolutions by FFT, truncated each time)."""
+    checkpoint = _CHECKPOINT.get()
     size = 1 << (2 * length - 1).bit_length()
     result: np.ndarray | None = None
     base = np.zeros(length)
     base[: min(length, len(p))] = p[:length]
     while n:
+        if checkpoint is not None:
+            checkpoint()
         if n & 1:
             result = (
                 base.copy()

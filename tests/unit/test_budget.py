@@ -42,3 +42,17 @@ def test_a_spent_budget_stops_a_calibration_before_its_first_probe() -> None:
     d.start -= 2
     with pytest.raises(BudgetExhausted, match="probing sigma="):
         calibrate_epsilon("0.01", 10, 1, "1e-5", max_seconds=d)
+
+
+def test_numeric_tv_checkpoints_fire_inside_an_evaluation_and_change_nothing() -> None:
+    from certdp.notions.tv_numeric import approx_tv_lattice, checkpoints
+
+    calls: list[int] = []
+    plain = approx_tv_lattice(10, 2, 1)
+    with checkpoints(lambda: calls.append(1)):
+        checked = approx_tv_lattice(10, 2, 1)
+    assert len(calls) >= 4 and checked.value == plain.value
+    spent = Deadline("1")
+    spent.start -= 2
+    with pytest.raises(BudgetExhausted, match="while inside"), checkpoints(lambda: spent.check("inside")):
+        approx_tv_lattice(10, 2, 1)
