@@ -4,7 +4,7 @@ A calibration is a search: its length depends on where the answer lies, which is
 before the search has found it. Work limits (certdp.cert.limits, certdp.notions.tv_numeric)
 refuse each single evaluation that would be too large, but a search of affordable evaluations
 can still run for minutes. A :class:`Deadline` lets the caller bound that: the search checks it
-between evaluations and stops with :class:`BudgetExhausted` (exit code 3), never with a guess.
+between evaluations and stops with certdp.errors.BudgetExhausted (exit code 3), never with a guess.
 """
 
 from __future__ import annotations
@@ -13,15 +13,11 @@ import math
 import time
 from fractions import Fraction
 
-from certdp.errors import PrecisionExhausted, fmt_value
+from certdp.errors import BudgetExhausted, fmt_value
 from certdp.pairs.params import Number, real
 
 #: Largest budget accepted (about four months): beyond it the flag is a typo, not a budget.
 MAX_SECONDS = Fraction(10**7)
-
-
-class BudgetExhausted(PrecisionExhausted):
-    """The ``max_seconds`` budget ran out before the search reached a certified answer."""
 
 
 def as_deadline(max_seconds: Number | Deadline | None) -> Deadline:

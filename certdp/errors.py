@@ -1,7 +1,8 @@
 """The one error tree of certdp.
 
 Every error certdp raises on purpose derives from :class:`CertdpError`. The CLI maps
-``InvalidArgument``/``Unsupported`` to exit 2 and ``PrecisionExhausted``/``Undecided`` to exit 3.
+``InvalidArgument``/``Unsupported`` to exit 2 and ``PrecisionExhausted``/``BudgetExhausted``/``Undecided``
+to exit 3.
 Messages are one line and name the parameter and its value, e.g. ``sigma=-1 must be > 0``.
 """
 
@@ -34,6 +35,13 @@ class PrecisionExhausted(CertdpError):
         super().__init__(message)
         self.achieved_width = achieved_width
         self.max_prec = max_prec
+
+
+class BudgetExhausted(CertdpError):
+    """A caller's wall-time budget (``--max-seconds``, certdp.budget) ran out before an answer.
+
+    Not a PrecisionExhausted: code that retries at a higher precision on PrecisionExhausted must
+    not retry this one. The CLI maps it to exit 3 as well."""
 
 
 class Undecided(CertdpError):

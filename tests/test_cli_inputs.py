@@ -195,6 +195,12 @@ def test_max_seconds_must_be_a_positive_budget(value: str, capsys: pytest.Captur
                 f"max-seconds={value}")  # fmt: skip
 
 
-def test_max_seconds_is_a_calibrate_flag(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run("tv random-allocation --steps 10 --sigma 1 --max-seconds 5".split(), capsys)
+def test_max_seconds_bounds_every_computing_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # The slow-but-bounded searches (rho of the add direction: seconds to minutes) get a budget too.
+    code, out, err = run("tv random-allocation --steps 10 --sigma 1 --max-seconds 60 --json".split(), capsys)
+    assert code == 0 and json.loads(out)["quantity"] == "tv_upper", err
+    argv = "rho subsampled-gaussian --q 0.01 --sigma 1 --direction add --max-seconds 0.05".split()
+    code, out, err = run(argv, capsys)
+    assert code == 3 and out == "" and err.startswith("certdp: error: max-seconds=0.05 ran out after"), err
+    code, _, err = run("verify x.json --max-seconds 5".split(), capsys)
     assert code == 2 and "--max-seconds" in err, err

@@ -92,3 +92,33 @@ def test_verify_checks_the_recorded_dyadic_ends(
     path.write_bytes(_body_edit(sg_body(), _set(f"claim/result/{field}", value)))
     code, _, err = run(["verify", str(path), "--allow-untrusted"], capsys)
     assert code in (1, 2) and "body/claim/result" in err, err
+
+
+def test_a_refutation_beyond_the_limits_leaves_the_claim_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Attack round 2: calibrate certified the claim for a minute, then exited 2 because the
+    # refutation's lower-side grid was beyond the memory limit. The claim stands on its own.
+    import certdp.calibrate.random_allocation as ra
+    from certdp.errors import LimitExceeded
+
+    real_grid_work = ra.grid_work
+
+    def lower_side_too_big(steps: int, epochs: int, sigma: float, grid: object, side: str) -> None:
+        if side == "lower":
+            raise LimitExceeded("grid estimated memory=2e9 exceeds the verifier limit (injected)")
+        real_grid_work(steps, epochs, sigma, grid, side)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ra, "grid_work", lower_side_too_big)
+    res = ra.calibrate_tv(10, 1, "0.1", step="0.01")
+    assert res.tv_upper.upper <= Fraction(1, 10) and res.tv_lower_at_miss is None
+    assert res.miss_reason is not None and "beyond the work limits" in res.miss_reason
+
+
+def test_the_verify_report_says_what_was_proved_about(capsys: pytest.CaptureFixture[str]) -> None:
+    # Attack round 2: the report said only "epsilon <= 3"; an auditor had to read the file.
+    repo = Path(__file__).resolve().parents[1]
+    cert = repo / "certificates" / "dpsgd_q0.005_n500_eps3.json"
+    body = json.loads(cert.read_text())["body"]
+    code, out, err = run(["verify", str(cert), "--pubkey", str(repo / "certificates" / "certdp-project.pub")], capsys)
+    assert code == 0, err
+    sigma = body["claim"]["mechanism"]["params"]["sigma"]
+    assert f"sigma={sigma}, direction=both) x 500 steps, delta=0.00001" in out, out

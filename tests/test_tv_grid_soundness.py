@@ -254,7 +254,7 @@ def test_the_cli_refuses_a_width_it_did_not_reach(capsys: pytest.CaptureFixture[
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1
     assert err.startswith("certdp: error: width=1e-7 not reached: the certified bounds are ")
-    assert "ask for a smaller --width" in err
+    assert "ask for a --width of at least " in err
 
 
 @pytest.mark.slow

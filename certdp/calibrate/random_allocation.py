@@ -12,10 +12,11 @@ from fractions import Fraction
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step, grid_work
 from certdp.enclose import Enclosure
+from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
 from certdp.notions.tv_closed_form import sigma_closed_form
-from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice, checkpoints
+from certdp.notions.tv_numeric import approx_exact_sigma, approx_tv_lattice
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, exact_str, integer, real
 
@@ -181,8 +182,11 @@ def calibrate_tv(
     if miss_slack <= 0:
         reason = f"numeric TV at sigma - step is {miss_numeric.value:.10g} <= tv: the miss does not hold numerically"
     else:
-        lower = _certify(miss_pair, lam, "lower", miss_numeric, log, progress, deadline)
-        if lower is None:
+        try:
+            lower = _certify(miss_pair, lam, "lower", miss_numeric, log, progress, deadline)
+        except LimitExceeded as exc:  # the claim stands; only its refutation is out of reach
+            lower, reason = None, f"the refutation's lower-side grid is beyond the work limits: {exc}"
+        if lower is None and reason is None:
             reason = f"numeric slack {miss_slack:.2e} too small for the grids tried ({MAX_REFINES + 1} refinements)"
     return CalibrationResult(
         steps=m,

@@ -91,11 +91,18 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         )
     if enc.upper < low_d or enc.lower > up_d:
         raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {enc}")
+    params = ", ".join(f"{k}={v}" for k, v in raw["mechanism"]["params"].items())
+    of = f"{raw['mechanism']['name']}({params})"
+    if "steps" in raw["mechanism"]:
+        of += f" x {raw['mechanism']['steps']} steps"
+    if "delta" in raw:
+        of += f", delta={raw['delta']}"
     return {
         "check": name,
         "quantity": check.quantity,
         "relation": check.relation,
         "threshold": raw["threshold"],
+        "of": of,  # what was proved about: the recorded mechanism and parameters, as written
         "recomputed": shown,
     }
 

@@ -11,15 +11,32 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
+from certdp.budget import Deadline
 from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.render import render
 from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
 from certdp.cli.run_gdp import run_convert, run_gdp
 from certdp.cli.run_notions import run_notion
-from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, PrecisionExhausted, Undecided, Unsupported
+from certdp.enclose.checkpoint import checkpoints
+from certdp.errors import (
+    BudgetExhausted,
+    CertdpError,
+    CertificateInvalid,
+    InvalidArgument,
+    PrecisionExhausted,
+    Undecided,
+    Unsupported,
+)
 
-EXIT = {InvalidArgument: 2, Unsupported: 2, PrecisionExhausted: 3, Undecided: 3, CertificateInvalid: 1}
+EXIT = {
+    InvalidArgument: 2,
+    Unsupported: 2,
+    PrecisionExhausted: 3,
+    BudgetExhausted: 3,
+    Undecided: 3,
+    CertificateInvalid: 1,
+}
 
 
 def _exit_code(exc: CertdpError) -> int:
@@ -47,7 +64,14 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
     try:
         reject_unused(args)
         apply_defaults(args)
-        rec = simple[args.command](args) if args.command in simple else run_notion(args)
+        runner = simple.get(args.command, run_notion)
+        seconds = getattr(args, "max_seconds", None)
+        if seconds is None or args.command == "calibrate":  # calibrate runs its own Deadline
+            rec = runner(args)
+        else:
+            budget = Deadline(seconds, name="max-seconds")
+            with checkpoints(lambda: budget.check(f"computing {args.command}")):
+                rec = runner(args)
     except CertdpError as exc:
         sys.stderr.write(f"certdp: error: {exc}\n")
         return _exit_code(exc)

@@ -66,8 +66,8 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         "delta": {"eps", "via", "orders"},
     }
     if cmd == "tv":
-        return _PAIR | {"method"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
-    return _PAIR | _PRECISION | extra[cmd]
+        return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
+    return _PAIR | _PRECISION | extra[cmd] | {"max_seconds"}
 
 
 def reject_unused(args: argparse.Namespace) -> None:

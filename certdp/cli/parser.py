@@ -159,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "calibrate":  # its precision is chosen per evaluation, not by the user
             p.add_argument("--json", action="store_true", help="print one JSON object")
         else:
+            p.add_argument(
+                "--max-seconds",
+                help="wall-time budget in seconds (default: none); searches stop between evaluations when "
+                "it runs out, with exit 3 and no result",
+            )
             _precision_and_json(p)
     gd = sub.add_parser(
         "gdp",

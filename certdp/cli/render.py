@@ -5,8 +5,9 @@ from __future__ import annotations
 
 def render(rec: dict[str, object]) -> str:
     if rec["quantity"] == "verify":
-        checks = "; ".join(
-            f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} (recomputed {c['recomputed']})"
+        checks = "\n  ".join(
+            f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} of {c['of']}"
+            f" (recomputed {c['recomputed']})"
             for c in rec["checks"]
         )  # type: ignore[union-attr]
         who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"

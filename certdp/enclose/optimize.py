@@ -32,6 +32,7 @@ from fractions import Fraction
 from flint import arb, arb_series
 
 from certdp.enclose.ball import lower_float, upper_float
+from certdp.enclose.checkpoint import checkpoint
 from certdp.enclose.context import workcap
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 
@@ -66,6 +67,7 @@ class _Cache:
     def __call__(self, t: float) -> arb:
         v = self.values.get(t)
         if v is None:
+            checkpoint()  # a caller's budget may stop the search between evaluations
             v = self.f(arb(t))
             if not v.is_finite():
                 raise PrecisionExhausted(f"evaluation at t={t!r} is not finite")

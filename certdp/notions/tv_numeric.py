@@ -15,14 +15,13 @@ produce a certified number. Two methods:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import ndtr
 
+from certdp.enclose.checkpoint import checkpoint
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.pairs.params import Number, integer, real
 
@@ -187,35 +186,14 @@ def clamp_plan(steps: int, epochs: int, sigma: float, slack: float) -> tuple[flo
     return min(cap, m * l_max), l_max
 
 
-#: Called between the FFT products of every numeric TV evaluation (see :func:`checkpoints`).
-_CHECKPOINT: ContextVar[Callable[[], None] | None] = ContextVar("certdp_numeric_checkpoint", default=None)
-
-
-@contextmanager
-def checkpoints(check: Callable[[], None]) -> Iterator[None]:
-    """Within the block, every numeric TV evaluation calls ``check()`` between its FFT products
-    (a wall-time budget may raise there: certdp.budget), so that a budget fires within one
-    product rather than one whole evaluation.
-
-    Contract: only adds calls of ``check``; the values computed are unchanged.
-    """
-    token = _CHECKPOINT.set(check)
-    try:
-        yield
-    finally:
-        _CHECKPOINT.reset(token)
-
-
 def _conv_power(p: np.ndarray, n: int, length: int) -> np.ndarray:
     """First ``length`` coefficients of p^n (linear convolutions by FFT, truncated each time)."""
-    checkpoint = _CHECKPOINT.get()
     size = 1 << (2 * length - 1).bit_length()
     result: np.ndarray | None = None
     base = np.zeros(length)
     base[: min(length, len(p))] = p[:length]
     while n:
-        if checkpoint is not None:
-            checkpoint()
+        checkpoint()  # a caller's budget may stop here (certdp.enclose.checkpoint)
         if n & 1:
             result = (
                 base.copy()
@@ -305,8 +283,8 @@ def approx_tv_lattice(steps: Number, epochs: Number, sigma: Number, grid: dict[s
     lost, neg = max(lost_c, lost_f), max(neg_c, neg_f)
     if lost > 1e-9 or neg > 1e-9 or abs(fine - coarse) > 1e-5:
         raise PrecisionExhausted(
-            f"numeric TV self-check failed: lost mass {lost:.2e}, negative mass {neg:.2e}, "
-            f"step {abs(fine - coarse):.2e}"
+            f"steps={m}, epochs={e}, sigma={fmt_value(sigma)}: the numeric TV self-check failed (lost mass {lost:.2e}, "
+            f"negative mass {neg:.2e}, extrapolation step {abs(fine - coarse):.2e}; the lattice is too coarse here)"
         )
     return ApproxTV(value, abs(fine - coarse) / 3, coarse, fine, lost, neg, dict(g))
 

@@ -6,9 +6,9 @@ import time
 
 import pytest
 
-from certdp.budget import BudgetExhausted, Deadline, as_deadline
+from certdp.budget import Deadline, as_deadline
 from certdp.calibrate import calibrate_epsilon
-from certdp.errors import CertdpError, InvalidArgument, PrecisionExhausted
+from certdp.errors import BudgetExhausted, CertdpError, InvalidArgument, PrecisionExhausted
 
 
 def test_no_budget_never_raises() -> None:
@@ -23,7 +23,8 @@ def test_the_budget_raises_once_spent_and_names_itself() -> None:
     time.sleep(0.06)
     with pytest.raises(BudgetExhausted, match=r"^max_seconds=0\.05 ran out after .* while probing") as info:
         d.check("probing")
-    assert isinstance(info.value, PrecisionExhausted) and isinstance(info.value, CertdpError)
+    # not a PrecisionExhausted: refine() and calibrate retry those at a higher precision or a finer grid
+    assert isinstance(info.value, CertdpError) and not isinstance(info.value, PrecisionExhausted)
 
 
 @pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "1e8", "x"])
@@ -45,7 +46,8 @@ def test_a_spent_budget_stops_a_calibration_before_its_first_probe() -> None:
 
 
 def test_numeric_tv_checkpoints_fire_inside_an_evaluation_and_change_nothing() -> None:
-    from certdp.notions.tv_numeric import approx_tv_lattice, checkpoints
+    from certdp.enclose.checkpoint import checkpoints
+    from certdp.notions.tv_numeric import approx_tv_lattice
 
     calls: list[int] = []
     plain = approx_tv_lattice(10, 2, 1)
@@ -56,3 +58,29 @@ def test_numeric_tv_checkpoints_fire_inside_an_evaluation_and_change_nothing() -
     spent.start -= 2
     with pytest.raises(BudgetExhausted, match="while inside"), checkpoints(lambda: spent.check("inside")):
         approx_tv_lattice(10, 2, 1)
+
+
+def test_checkpoints_nest_and_refine_does_not_retry_a_spent_budget() -> None:
+    from flint import arb
+
+    from certdp.enclose import refine
+    from certdp.enclose.checkpoint import checkpoint, checkpoints
+
+    calls: list[str] = []
+    with checkpoints(lambda: calls.append("outer")), checkpoints(lambda: calls.append("inner")):
+        checkpoint()
+    checkpoint()  # outside every block: nothing
+    assert calls == ["outer", "inner"]
+    spent = Deadline("1")
+    spent.start -= 2
+    attempts: list[int] = []
+
+    def compute() -> arb:
+        attempts.append(1)
+        checkpoint()
+        return arb(1)
+
+    # a PrecisionExhausted would make refine try the next precision; a spent budget must not
+    with pytest.raises(BudgetExhausted), checkpoints(lambda: spent.check("refining")):
+        refine(compute)
+    assert attempts == [1]
