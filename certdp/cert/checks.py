@@ -51,6 +51,24 @@ def decimal(where: str, text: object) -> Fraction:
     return Fraction(text)
 
 
+#: |binary exponent| of a recorded dyadic end (recorded precisions are at most MAX_RDP_PREC bits)
+MAX_DYADIC_EXPONENT = 10_000
+
+
+def dyadic(where: str, pair: list[Any]) -> Fraction:
+    """The exact value m 2^e of a recorded dyadic end [m, e], within the decimal limits.
+
+    Contract: returns m 2^e, or raises CertificateInvalid when m has more than
+    MAX_DECIMAL_CHARS characters or |e| > MAX_DYADIC_EXPONENT (both far beyond what certdp writes).
+    """
+    mantissa, exponent = pair
+    if len(mantissa) > L.MAX_DECIMAL_CHARS:
+        raise CertificateInvalid(f"field {where}: mantissa of {len(mantissa)} characters exceeds {L.MAX_DECIMAL_CHARS}")
+    if type(exponent) is not int or abs(exponent) > MAX_DYADIC_EXPONENT:
+        raise CertificateInvalid(f"field {where}: exponent {exponent} must be an integer in +-{MAX_DYADIC_EXPONENT}")
+    return Fraction(int(mantissa)) * Fraction(2) ** exponent
+
+
 def count(where: str, text: object, limit: int) -> int:
     """Contract: a positive integer written without sign, zeros or fraction, <= limit."""
     if isinstance(text, int) and not isinstance(text, bool):

@@ -14,11 +14,9 @@ nesting are refused.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
-from certdp.cert import limits as L
-from certdp.cert.checks import Check, claim_and_refutation, decimal
+from certdp.cert.checks import Check, claim_and_refutation, decimal, dyadic
 from certdp.cert.crypto import check_signature, digest_hex
 from certdp.cert.limits import MAX_RDP_PREC
 from certdp.cert.schema import validate
@@ -81,8 +79,8 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
     rec = raw["result"]
     low = decimal(f"body/{name}/result/lower", rec["lower"])
     up = decimal(f"body/{name}/result/upper", rec["upper"])
-    low_d = _dyadic(f"body/{name}/result/lower_dyadic", rec["lower_dyadic"])
-    up_d = _dyadic(f"body/{name}/result/upper_dyadic", rec["upper_dyadic"])
+    low_d = dyadic(f"body/{name}/result/lower_dyadic", rec["lower_dyadic"])
+    up_d = dyadic(f"body/{name}/result/upper_dyadic", rec["upper_dyadic"])
     # the decimals are the dyadic ends rounded outward: every recorded number is checked, none shown unchecked
     if not low <= low_d <= up_d <= up:
         raise CertificateInvalid(
@@ -105,24 +103,6 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         "of": of,  # what was proved about: the recorded mechanism and parameters, as written
         "recomputed": shown,
     }
-
-
-#: |binary exponent| of a recorded dyadic end (recorded precisions are at most MAX_RDP_PREC bits)
-MAX_DYADIC_EXPONENT = 10_000
-
-
-def _dyadic(where: str, pair: list[Any]) -> Fraction:
-    """The exact value m 2^e of a recorded dyadic end [m, e], within the decimal limits.
-
-    Contract: returns m 2^e, or raises CertificateInvalid when m has more than
-    MAX_DECIMAL_CHARS characters or |e| > MAX_DYADIC_EXPONENT (both far beyond what certdp writes).
-    """
-    mantissa, exponent = pair
-    if len(mantissa) > L.MAX_DECIMAL_CHARS:
-        raise CertificateInvalid(f"field {where}: mantissa of {len(mantissa)} characters exceeds {L.MAX_DECIMAL_CHARS}")
-    if type(exponent) is not int or abs(exponent) > MAX_DYADIC_EXPONENT:
-        raise CertificateInvalid(f"field {where}: exponent {exponent} must be an integer in +-{MAX_DYADIC_EXPONENT}")
-    return Fraction(int(mantissa)) * Fraction(2) ** exponent
 
 
 _FREE_TEXT = ("notes", "refutation_missing_reason")
