@@ -74,7 +74,8 @@ def fmt_value(value: object) -> str:
         value = repr(value)  # '' or '1\n2': a message stays one visible line
     text = str(value) if not isinstance(value, int) or value.bit_length() < 200 else _big_int(value)
     if len(text) > MAX_SHOWN:
-        return f"{text[: MAX_SHOWN - 30]}...<{len(text)} characters>"
+        # both ends: a path's file name and a number's exponent sit at the end
+        return f"{text[:28]}...<{len(text)} characters>...{text[-28:]}"
     return text
 
 

@@ -24,7 +24,7 @@ import pytest
 from certdp.cert import crypto
 from certdp.cert.crypto import atomic_write, keygen, load_private_key, public_key_b64
 from certdp.cli import main
-from certdp.errors import InvalidArgument
+from certdp.errors import InvalidArgument, fmt_value
 
 WORKERS = 8
 TRIALS = 5
@@ -114,7 +114,7 @@ def _keygen_worker(out: str, barrier: object, results: object) -> None:
 def _assert_one_winner(codes: list[int], errors: list[str], key: Path) -> None:
     """Exactly one run succeeded (exit 0), the others were refused (exit 2), and key and .pub match."""
     assert sorted(codes) == [0] + [2] * (WORKERS - 1), errors
-    refused = f"certdp: error: out={key} already exists: refusing to overwrite a key\n"
+    refused = f"certdp: error: out={fmt_value(str(key))} already exists: refusing to overwrite a key\n"
     assert all(err == refused for code, err in zip(codes, errors, strict=True) if code == 2), errors
     _assert_pair_matches(key)
     assert _leftovers(key.parent, {key.name, key.name + ".pub"}) == []
@@ -176,7 +176,7 @@ def test_concurrent_keygen_threads_one_wins(tmp_path: Path) -> None:
 
     with ThreadPoolExecutor(WORKERS) as pool:
         outcomes = list(pool.map(run, range(WORKERS)))
-    refused = f"out={key} already exists: refusing to overwrite a key"
+    refused = f"out={fmt_value(str(key))} already exists: refusing to overwrite a key"
     assert sorted(outcomes) == sorted(["ok"] + [refused] * (WORKERS - 1))
     _assert_pair_matches(key)
 

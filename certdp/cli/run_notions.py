@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import math
+from decimal import Decimal
 from fractions import Fraction
 
 from certdp.cert.limits import grid_work
@@ -29,6 +31,15 @@ from certdp.pairs.params import integer, real
 #: Narrowest --width of ``tv --method certified``: the rounding error of the lattice is of order h^2,
 #: so a width w needs h ~ sqrt(w) and about 1/sqrt(w) lattice points per unit of the ratio.
 MIN_TV_WIDTH = Fraction(1, 10**12)
+
+
+def ceil_3_digits(x: Fraction) -> str:
+    """Contract: a 3-significant-digit decimal >= x > 0, so that "ask for at least" it is honest
+    (plain %.3g rounds to nearest and may name a width the same grid misses again)."""
+    exponent = math.floor(math.log10(x)) - 2  # float log10 only places the digits
+    scale = Fraction(10) ** exponent
+    digits = math.ceil(x / scale)  # exact: the ceiling, so the decimal below is >= x
+    return format(Decimal(digits).scaleb(exponent), ".2e")  # exact: at most 4 digits, 1000 -> 1.00e+N
 
 
 def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
@@ -66,9 +77,10 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
         # the grid comes from a float prediction of the rounding bias, so the width it reaches is
         # checked here; no retry: each halving of h and eta costs 2-4 times the run just made
         if achieved > width_exact:
+            reachable = ceil_3_digits(achieved)
             raise PrecisionExhausted(
-                f"{shown(args, 'width')} not reached: the certified bounds are {float(achieved):.3g} apart "
-                f"(grid h={grid.h:g}, eta={grid.eta:g}); ask for a --width of at least {float(achieved):.3g}",
+                f"{shown(args, 'width')} not reached: the certified bounds are {reachable} apart; "
+                f"ask for a --width of at least {reachable}",
                 achieved_width=float(achieved),
             )
         enc = Enclosure.from_bounds(low.bound.lower, up.bound.upper, grid.prec)

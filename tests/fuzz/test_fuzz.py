@@ -12,6 +12,9 @@ import pytest
 from tests.fuzz.conftest import CASES
 from tests.fuzz.harness import Case, Outcome, run_cases
 
+# one worker runs the whole corpus (its session fixture forks the cases, two at a time)
+pytestmark = pytest.mark.xdist_group("fuzz")
+
 CLI = [c for c in CASES if c.api is None]
 API = [c for c in CASES if c.api is not None]
 
