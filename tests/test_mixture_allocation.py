@@ -6,6 +6,7 @@ import json
 import math
 from fractions import Fraction
 
+import mpmath as mp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from certdp.cli import main
 from certdp.enclose import to_ball, workprec
 from certdp.notions import cgf, gap, kl
 from certdp.notions.allocation import allocation_gap
+from tests import refs
 
 
 @pytest.mark.parametrize(
@@ -59,9 +61,16 @@ def _slope(xs: list[float], ys: list[float]) -> float:
 def test_gap_log_log_slopes() -> None:
     shifts = ["0.001", "0.002", "0.004", "0.007", "0.01"]
     mixture = [float(gap(certdp.GaussianMixture(1, s), 1).mid) for s in shifts]
-    # Laplace: rho = KL (arXiv:2610.02414 Prop. 4.1, Harrison-Manurangsi); the certified search confirms it at
-    # moderate s (test_notions) but is too slow to resolve the flat ratio to 1e-20 at s = 0.001
-    laplace = [float(gap(certdp.Laplace(1, s), 1, rho=kl(certdp.Laplace(1, s))).mid) for s in shifts]
+    # Laplace: the certified search is too slow to resolve the flat ratio to 1e-20 at s = 0.001, so rho
+    # comes from an independent dense mpmath search of K(t)/(t(t+1)) over the quadrature of the
+    # definition (refs.sup_ratio; its sup sits at t -> 0, reached to O(1e-30)), passed in exactly
+    laplace = []
+    for s in shifts:
+        ref, arg = refs.sup_ratio(lambda t, s=s: refs.laplace_cgf(1, s, t), refs.log_grid(-3, 2, 2))
+        assert arg < 1  # the sup is the t -> 0 end, inside the grid
+        rho = Fraction(mp.nstr(ref, 50, min_fixed=-mp.inf, max_fixed=mp.inf))
+        assert refs.contains(kl(certdp.Laplace(1, s)), ref, slack=1e-25)  # and it is KL, as proved
+        laplace.append(float(gap(certdp.Laplace(1, s), 1, rho=rho).mid))
     gauss = [gap(certdp.Gaussian(1, s), 1) for s in shifts]
     xs = [float(s) for s in shifts]
     assert abs(_slope(xs, mixture) - 2) < 0.005  # arXiv:2610.02414 §4.1: 2.00

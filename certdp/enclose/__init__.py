@@ -19,7 +19,7 @@ from certdp.enclose.ball import (
 )
 from certdp.enclose.compare import Verdict, certainly_le, certainly_lt, le, lt
 from certdp.enclose.context import current_prec, workprec
-from certdp.enclose.integrate import abs_pow, integrate_real
+from certdp.enclose.integrate import abs_pow, integrate_real, log1p_ratio
 from certdp.enclose.lattice import (
     coarsen_group,
     coarsen_spread,
@@ -77,6 +77,7 @@ __all__ = [
     "integrate_real",
     "interval",
     "le",
+    "log1p_ratio",
     "logsumexp",
     "lower_float",
     "lt",

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, abs_pow, current_prec, integrate_real, to_ball
+from certdp.enclose import Ball, abs_pow, current_prec, integrate_real, log1p_ratio, to_ball, workprec
 from certdp.errors import PrecisionExhausted
 from certdp.pairs.additive import Gaussian, Laplace
 from certdp.pairs.base import PrivacyPair, require_positive_t
@@ -52,37 +52,119 @@ from certdp.pairs.domain import bounded, work_limit
 from certdp.pairs.params import Number, real
 from certdp.pairs.tails import cumulants_from_central
 
-#: Work limits of the generalized-Gaussian pair (class docstring).
+#: Work limits of the generalized-Gaussian pair (class docstring): |shift|, and the largest
+#: exponent of the CGF integrand (about K(t)), which sets the integrals' cost
 GG_MAX_SHIFT = 30
-GG_MAX_T = 16
-GG_MAX_T_SHIFT = 64
-GG_MAX_T_SMALL = 64
-GG_MAX_T_SHIFT_SMALL = 16
+GG_MAX_PEAK = 1 << 18
+#: ... and t |shift|, the length of the integration range (near beta = 1 the integrand decays
+#: slowly along it: beta = 1.000001, shift 1 took 9.7 s at t |shift| = 2^15)
+GG_MAX_T_SHIFT = 1 << 14
 
-# Integrand in terms of A = |x|^beta and B = |x - s|^beta.
+
+def peak_exponent(beta: float, s: float, t: float) -> float:
+    """max over x of (t |x|^beta - (t+1) |x - s|^beta)/beta for 1 < beta, s > 0, t > 0: at the
+    stationary point x* = s/(1 - r), r = (t/(t+1))^(1/(beta-1)), written without cancellation
+    (a float estimate of K(t) that only sets a work limit)."""
+    if t < 1e-12:  # x* = s to float precision (and 1/t may overflow)
+        return t * s**beta / beta
+    try:
+        r = math.exp(-math.log1p(1 / t) / (beta - 1))
+        y = s * r / -math.expm1(-math.log1p(1 / t) / (beta - 1))  # x* - s
+        if y == 0:  # beta near 1: x* = s to float precision, where the exponent is t s^beta/beta
+            return t * s**beta / beta
+        return (t * y**beta * math.expm1(beta * math.log1p(s / y)) - y**beta) / beta
+    except OverflowError:
+        return math.inf
+
+
+def _order_limit(beta: float, s: float) -> float:
+    """The largest t (a float, bisected in log t) with peak_exponent <= GG_MAX_PEAK and
+    t s <= GG_MAX_T_SHIFT."""
+    lo, hi = 1e-6, min(1e12, GG_MAX_T_SHIFT / s)
+    if peak_exponent(beta, s, hi) <= GG_MAX_PEAK:
+        return hi
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if peak_exponent(beta, s, mid) <= GG_MAX_PEAK else (lo, mid)
+    return lo
+
+
+# Integrand in terms of B = |x - s|^beta and D = |x|^beta - |x - s|^beta (so L = D / beta).
 Kernel = Callable[[Ball, Ball], Ball]
 
 
-def _pieces_integral(beta: Fraction, s: Fraction, kernel: Kernel, X: float, what: str) -> Ball:
-    """int kernel(|x|^beta, |x - s|^beta) dx over [-X, s + X] (s > 0) in three analytic pieces:
-    x in [-X, 0], x = s u with u in [0, 1], and x = s + v with v in [0, X], so that every end is
-    an exact number (Arb never integrates between ball ends) and the branch points sit at ends."""
+def _dyadic_floor(s: Fraction) -> Fraction:
+    """The largest power of two <= s (s > 0): an exact split point near the shift."""
+    w = Fraction(2) ** (s.numerator.bit_length() - s.denominator.bit_length())
+    while w > s:
+        w /= 2
+    while 2 * w <= s:
+        w *= 2
+    return w
+
+
+def _pieces_integral(
+    beta: Fraction, s: Fraction, make_kernel: Callable[[Ball], Kernel], X: float, what: str, peak: float
+) -> Ball:
+    """int kernel(B, D) dx over [-X, s + X] (s > 0), B = |x - s|^beta, D = |x|^beta - B, in five
+    analytic pieces with exact ends (Arb never integrates between ball ends) and the branch points
+    at ends: x = -y for y in [0, w] and [w, X]; x = s u for u in [0, 1]; x = s + v for v in [0, w]
+    and [w, X], where w = 2^floor(log2 s) <= s.
+
+    Why five: far from the shift, |x|^beta and |x - s|^beta are large and nearly equal, and the
+    kernels weigh their difference by t. Subtracting two balls there loses a factor ~t x / s of
+    width on Arb's complex boxes (and costs that many subintervals), so on [w, X] the difference
+    is formed without cancellation: for z >= w > 0, (z + s)^beta - z^beta = z^beta expm1(beta
+    log1p(s/z)) (an identity for z > 0).
+
+    ``peak`` is a float estimate of the kernel's largest exponent (0 for the moments): the
+    integrals are evaluated log2|peak| + 8 bits above the working precision, at a relative
+    tolerance of 2^-(working precision) and an absolute one of that times e^peak 2^-20 (an
+    integral of a peak of height e^peak is rarely below that; certdp.enclose.integrate_real);
+    ``make_kernel(beta ball)`` builds the kernel at that precision."""
+    prec = current_prec()
+    peak = min(peak, 1e12)  # beyond any work limit (an overflowed estimate is inf)
+    guard = math.ceil(math.log2(2 + abs(peak))) + 8
+    with workprec(prec + guard):
+        scale = (to_ball(Fraction(peak)) - 14).exp()
+        return _pieces_at(beta, s, make_kernel, X, what, prec, scale)
+
+
+def _pieces_at(
+    beta: Fraction, s: Fraction, make_kernel: Callable[[Ball], Kernel], X: float, what: str, tol: int, scale: Ball
+) -> Ball:
     b, sh, Xb = to_ball(beta), to_ball(s), to_ball(X)
+    kernel = make_kernel(b)
+    w = to_ball(_dyadic_floor(s))
 
-    def left(x, analytic):  # noqa: ANN001 - acb callback signature
-        return kernel(abs_pow(x, b, analytic, -1), abs_pow(x - sh, b, analytic, -1))
+    def left_near(y, analytic):  # noqa: ANN001 - acb callback signature (x = -y)
+        A, B = abs_pow(y, b, analytic, 1), abs_pow(y + sh, b, analytic, 1)
+        return kernel(B, A - B)
 
-    def middle(u, analytic):  # noqa: ANN001 - acb callback signature
-        return sh * kernel(abs_pow(sh * u, b, analytic, 1), abs_pow(sh * (u - 1), b, analytic, -1))
+    def left_far(y, analytic):  # noqa: ANN001 - acb callback signature (x = -y, y >= w)
+        A = abs_pow(y, b, analytic, 1)
+        grow = (b * log1p_ratio(sh, y, analytic)).expm1()  # (y + s)^beta = A (1 + grow)
+        return kernel(A + A * grow, -(A * grow))
 
-    def right(v, analytic):  # noqa: ANN001 - acb callback signature
-        return kernel(abs_pow(sh + v, b, analytic, 1), abs_pow(v, b, analytic, 1))
+    def middle(u, analytic):  # noqa: ANN001 - acb callback signature (x = s u)
+        A, B = abs_pow(sh * u, b, analytic, 1), abs_pow(sh * (u - 1), b, analytic, -1)
+        return sh * kernel(B, A - B)
+
+    def right_near(v, analytic):  # noqa: ANN001 - acb callback signature (x = s + v)
+        A, B = abs_pow(sh + v, b, analytic, 1), abs_pow(v, b, analytic, 1)
+        return kernel(B, A - B)
+
+    def right_far(v, analytic):  # noqa: ANN001 - acb callback signature (x = s + v, v >= w)
+        B = abs_pow(v, b, analytic, 1)
+        return kernel(B, B * (b * log1p_ratio(sh, v, analytic)).expm1())
 
     zero, one = to_ball(0), to_ball(1)
     return (
-        integrate_real(left, -Xb, zero, what=what)
-        + integrate_real(middle, zero, one, what=what)
-        + integrate_real(right, zero, Xb, what=what)
+        integrate_real(left_near, zero, w, what=what, tol_bits=tol, max_intervals=32 * tol, scale=scale)
+        + integrate_real(left_far, w, Xb, what=what, tol_bits=tol, max_intervals=32 * tol, scale=scale)
+        + integrate_real(middle, zero, one, what=what, tol_bits=tol, max_intervals=32 * tol, scale=scale)
+        + integrate_real(right_near, zero, w, what=what, tol_bits=tol, max_intervals=32 * tol, scale=scale)
+        + integrate_real(right_far, w, Xb, what=what, tol_bits=tol, max_intervals=32 * tol, scale=scale)
     )
 
 
@@ -99,14 +181,14 @@ class GeneralizedGaussian(PrivacyPair):
     tails (module docstring). rho is certified by the search with the tail bound of the
     module docstring (arXiv:2610.02414 reports rho = KL numerically).
 
-    Domain (work limits, LimitExceeded beyond; measured at a few seconds per integral there):
-    |shift| in [1e-100, 30]; for 1 < beta < 2, t = order - 1 <= min(64, 16/|shift|) when
-    |shift| <= 1 and t <= min(16, 64/|shift|) when |shift| > 1 (the integrand's exponent
-    (t A - (t+1) B)/beta varies faster with t and t |shift|, and near beta = 2 Arb's error bounds
-    need ever more subintervals: measured, beta = 1.99 took 4-13 s at (shift, order) = (0.2, 65),
-    (0.5, 33), (2, 16), (6.4, 10), (10, 6.4), and over 30 s at (1, 32), (0.2, 129), (10, 10.5)).
-    beta = 1 and 2 are the closed-form pairs and have no order limit. Real-order searches (rho, epsilon,
-    delta) that would probe beyond the limit raise LimitExceeded: pass explicit orders then.
+    Domain (work limits, LimitExceeded beyond): |shift| in [1e-100, 30], and for 1 < beta < 2
+    orders with peak_exponent(beta, shift, t) <= GG_MAX_PEAK = 2^18, the largest exponent of
+    the CGF integrand (about K(t)), and t |shift| <= GG_MAX_T_SHIFT = 2^14. The cost grows with
+    that exponent, not with t alone: measured about
+    4 s per order at the limit, e.g. (beta, shift, order) = (1.99, 1, 733), (1.99, 30, 24),
+    (1.5, 30, 218), (1.2, 30, 1598), (1.5, 0.01, 655186); 17 s at 2^20. beta = 1 and 2 are the
+    closed-form pairs and have no order limit. Real-order searches (rho, epsilon, delta) that
+    would probe beyond the limit raise LimitExceeded: pass explicit orders then.
     """
 
     beta: Fraction
@@ -121,16 +203,15 @@ class GeneralizedGaussian(PrivacyPair):
             raise work_limit("shift", shift, GG_MAX_SHIFT, self.mechanism, "the integrals' cost grows with the shift")
         object.__setattr__(self, "shift", s)
 
-    order_limit_reason = "the integral's cost grows fast with t and t*|shift|; pass explicit smaller orders"
+    order_limit_reason = "the integrand's largest exponent, about K(t), sets the integrals' cost"
 
     def max_t(self) -> Fraction | None:
-        """Contract: None at beta = 1, 2 (closed forms), else the limit of the class docstring."""
+        """Contract: None at beta = 1, 2 (closed forms), else a t with
+        peak_exponent(beta, |shift|, t) <= GG_MAX_PEAK and t |shift| <= GG_MAX_T_SHIFT (class
+        docstring)."""
         if self.closed_form_pair() is not None:
             return None
-        s = abs(self.shift)
-        if s <= 1:
-            return min(Fraction(GG_MAX_T_SMALL), GG_MAX_T_SHIFT_SMALL / s)
-        return min(Fraction(GG_MAX_T), GG_MAX_T_SHIFT / s)
+        return Fraction(_order_limit(float(self.beta), float(abs(self.shift))))
 
     def closed_form_pair(self) -> PrivacyPair | None:
         """Contract: the identical pair with a closed-form CGF at beta = 1 (Laplace, scale 1) and
@@ -147,17 +228,23 @@ class GeneralizedGaussian(PrivacyPair):
 
     def cgf_integral(self, t: Ball) -> Ball:
         """Contract: contains K(t) by the integral of the module docstring (any beta in [1, 2]),
-        with the proved tails (proofs_checks ``ggauss_tails``)."""
+        with the proved tails (proofs_checks ``ggauss_tails``). An inexact t is replaced by its
+        exact ends (K increases on t > 0: K' >= K'(0) = KL >= 0 by convexity), so that the
+        integrand carries no input radius that the guard bits could not remove."""
+        if not t.is_exact():
+            return self.cgf_integral(to_ball(t.lower())).union(self.cgf_integral(to_ball(t.upper())))
         s = abs(self.shift)
         bf, sf, tf = float(self.beta), float(s), float(t.upper())
         prec = current_prec()
         X = _length(bf, prec + 10, max(2 * (tf + 1) * bf * sf, sf) + 1)
+
+        def make_kernel(b: Ball) -> Kernel:
+            # (t A - (t+1) B)/beta = (t D - B)/beta: no difference of the large A and B
+            return lambda B, D: ((t * D - B) / b).exp()
+
+        peak = peak_exponent(bf, sf, tf) if bf > 1 else tf * sf
+        body = _pieces_integral(self.beta, s, make_kernel, X, "generalized-gaussian CGF", peak)
         b = to_ball(self.beta)
-
-        def kernel(A: Ball, B: Ball) -> Ball:
-            return (-((t + 1) * B - t * A) / b).exp()
-
-        body = _pieces_integral(self.beta, s, kernel, X, "generalized-gaussian CGF")
         Xb = to_ball(X)
         tail = b * Xb ** (1 - b) * (2 * (-(Xb**b) / (2 * b)).exp() + (-(Xb**b) / b).exp())
         return (self._c() * (body + to_ball(0).union(tail))).log()
@@ -178,10 +265,10 @@ class GeneralizedGaussian(PrivacyPair):
         X = _length(bf, prec + 10 + k * math.log2(af + sf * 100 + 1), sf + 2 * k + 2)
         b, sh = to_ball(self.beta), to_ball(s)
 
-        def kernel(A: Ball, B: Ball) -> Ball:
-            return (-B / b).exp() * g((A - B) / b)
+        def make_kernel(bb: Ball) -> Kernel:
+            return lambda B, D: (-B / bb).exp() * g(D / bb)
 
-        body = _pieces_integral(self.beta, s, kernel, X, what)
+        body = _pieces_integral(self.beta, s, make_kernel, X, what, 0.0)
         Y = to_ball(X) - sh
         delta = Y ** (b - 1) - to_ball(k) / Y
         if not delta > 0:
@@ -199,10 +286,11 @@ class GeneralizedGaussian(PrivacyPair):
         X = _length(bf, prec + 10 + 2 * math.log2(af + sf * 100), max(2 * (tf + 1) * bf * sf, sf) + 8)
         b, sh = to_ball(self.beta), to_ball(s)
 
-        def kernel(A: Ball, B: Ball) -> Ball:
-            return (-((t + 1) * B - t * A) / b).exp() * ((A - B) / b - c0) ** 2
+        def make_kernel(bb: Ball) -> Kernel:
+            return lambda B, D: ((t * D - B) / bb).exp() * (D / bb - c0) ** 2
 
-        body = _pieces_integral(self.beta, s, kernel, X, "generalized-gaussian curvature")
+        peak = peak_exponent(bf, sf, tf) if bf > 1 else tf * sf
+        body = _pieces_integral(self.beta, s, make_kernel, X, "generalized-gaussian curvature", peak)
         Xb = to_ball(X)
         delta = Xb ** (b - 1) / 2 - 2 / Xb
         if not delta > 0:

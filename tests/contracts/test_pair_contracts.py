@@ -81,7 +81,7 @@ CASES = [
     ),
     Case(
         "discrete-gaussian",
-        st.fixed_dictionaries({"sigma": dec("0.3", "4"), "shift": st.integers(1, 3)}),
+        st.fixed_dictionaries({"sigma": dec("0.05", "4"), "shift": st.integers(1, 3)}),
         lambda sigma, shift: certdp.DiscreteGaussian(sigma, shift),
         dec("0.01", "10", 2),
         lambda p, t: refs.discrete_gaussian_cgf(p["sigma"], p["shift"], t),
@@ -158,7 +158,7 @@ CASES.append(
     Case(
         "subsampled-gaussian",
         st.fixed_dictionaries(
-            {"q": dec("0.001", "0.5", 3), "sigma": dec("0.6", "5", 2), "direction": st.sampled_from(SUB_DIRECTIONS)}
+            {"q": dec("0.001", "1", 3), "sigma": dec("0.05", "5", 2), "direction": st.sampled_from(SUB_DIRECTIONS)}
         ),
         lambda q, sigma, direction: certdp.SubsampledGaussian(q, sigma, direction),
         st.one_of(st.integers(1, 24).map(str), dec("0.05", "12", 2)),  # exact sums and integrals
@@ -175,6 +175,22 @@ CASES.append(
 
 IDS = [c.name for c in CASES]
 
+# Large orders: one representative pair per case (the limit max_t() depends on the parameters).
+# A t beyond the pair's max_t() is skipped with the limit named; so is a t where the reference's
+# cost is prohibitive (named too).
+LARGE_T = ("1e2", "1e4", "1e6")
+LARGE_T_PARAMS: dict[str, dict[str, Any]] = {
+    "gaussian": {"sigma": "0.7", "shift": "1.3"},
+    "laplace": {"scale": "1.5", "shift": "0.4"},
+    "discrete-laplace": {"a": "0.8", "shift": 2},
+    "discrete-gaussian": {"sigma": "1.5", "shift": 1},
+    "gaussian-mixture": {"m": "0.5", "shift": "0.3"},
+    "student-t": {"nu": "3.5", "shift": "0.5"},
+    "generalized-gaussian": {"beta": "1.5", "shift": "0.5"},
+    "subsampled-gaussian": {"q": "0.3", "sigma": "2", "direction": "both"},
+}
+REFERENCE_COST_LIMIT = {"discrete-gaussian": 10**4}  # the brute-force sum has ~6 r t terms
+
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_cgf_contains_reference(case: Case) -> None:
@@ -186,6 +202,22 @@ def test_cgf_contains_reference(case: Case) -> None:
         assert refs.contains(enc, ref), (pair.describe(), t, str(enc), ref)
 
     check()
+
+
+@pytest.mark.parametrize("t", LARGE_T)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_cgf_contains_reference_at_large_orders(case: Case, t: str) -> None:
+    p = LARGE_T_PARAMS[case.name]
+    pair = case.build(**p)
+    limit = pair.max_t()
+    if limit is not None and Decimal(t) > Decimal(limit.numerator) / Decimal(limit.denominator):
+        pytest.skip(f"t={t} is beyond {pair.describe()}'s max_t() = {float(limit):g}")
+    if Decimal(t) > REFERENCE_COST_LIMIT.get(case.name, Decimal("inf")):
+        pytest.skip(f"t={t}: the {case.name} reference's cost grows with t (limit {REFERENCE_COST_LIMIT[case.name]:g})")
+    enc = certdp.cgf(pair, t)
+    ref = case.cgf_ref(p, t)
+    assert refs.contains(enc, ref, slack=1e-40), (pair.describe(), t, str(enc), ref)
+    assert enc.rel_width() <= 1e-15, (pair.describe(), t, str(enc))
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
