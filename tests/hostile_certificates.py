@@ -334,6 +334,13 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
         ("order_huge", _set("claim/method/orders", [2, 10**6]), (2,), "5"),
         ("orders_repeated", _set("claim/method/orders", [2, 2, 3]), (1,), "5"),
         ("rdp_prec_huge", _set("claim/method/prec_bits", 60000), (2,), "5"),
+        (
+            # review round 3: 128 orders at 1024 bits took 154 s (the cost is per order and bit)
+            "orders_many_at_high_precision",
+            lambda b: b["claim"]["method"].update(orders=list(range(64, 192)), prec_bits=1024),
+            (2,),
+            "5",
+        ),
         ("compositions_huge", _set("claim/mechanism/steps", 2**52), (2,), "5"),
         ("q_above_one", _set("claim/mechanism/params/q", "1.5"), (1,), "6"),
         ("newline_after_decimal", _set("claim/threshold", sg["claim"]["threshold"] + "\n"), (1,), "6"),

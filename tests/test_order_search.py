@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import certdp
-from certdp.pairs import Gaussian, Laplace, SubsampledGaussian, compose
+from certdp.pairs import DiscreteLaplace, Gaussian, Laplace, SubsampledGaussian, compose
 from tests import refs
 
 DPS = 60
@@ -59,6 +59,25 @@ def eps_reference(K, delta: str, t_guess: float) -> mp.mpf:
 
         u = mp.log(t_guess)
         return golden_min(F, u - 6, u + 6)
+
+
+def discrete_laplace_cgf(a: str, r: int, t: mp.mpf) -> mp.mpf:
+    """log sum_z p(z)^(t+1) q(z)^(-t) for mass lambda^|z - r| (P) and lambda^|z| (Q), summed
+    region by region in z (z <= 0, 0 < z < r, z >= r: geometric series), not over the loss
+    values certdp uses."""
+    lam = mp.exp(-mp.mpf(a))
+    norm = (1 + lam) / (1 - lam)
+    low = lam ** ((t + 1) * r) / (1 - lam)  # z <= 0: lambda^((t+1) r - z)
+    high = lam ** (-t * r) / (1 - lam)  # z >= r: lambda^(z - (t+1) r)
+    mid = mp.fsum(lam ** ((t + 1) * r - (2 * t + 1) * z) for z in range(1, r))
+    return mp.log((low + mid + high) / norm)
+
+
+def test_the_discrete_laplace_cgf_reference_matches_the_brute_force_sum() -> None:
+    for a, r, t in (("0.3", 3, "2.5"), ("1", 1, "0.01"), ("2", 2, "40")):
+        with mp.workdps(DPS):
+            closed = discrete_laplace_cgf(a, r, mp.mpf(t))
+        assert abs(closed - refs.discrete_laplace_cgf(a, r, t)) < mp.mpf(10) ** -40
 
 
 def test_the_laplace_cgf_reference_matches_quadrature() -> None:
@@ -119,3 +138,25 @@ def test_rho_of_a_subsampled_gaussian_with_a_laplace_is_certified_at_the_limit(
     assert refs.contains(res.enclosure, ref, slack=1e-40), (ref, res)
     assert all(v <= res.enclosure.upper for v in map(lambda v: Fraction(mp.nstr(v, 50)), grid))
     assert res.enclosure.width <= Fraction(1, 10**12) * max(1, abs(Fraction(mp.nstr(ref, 50))))
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    a=st.sampled_from(["0.3", "1", "2"]),
+    r=st.integers(1, 3),
+    n=st.sampled_from([1, 1000, 10**5]),
+    log10_delta=st.floats(-12, -0.05),
+)
+def test_discrete_laplace_epsilon_at_any_optimal_order(a: str, r: int, n: int, log10_delta: float) -> None:
+    """(pair, delta) drawn so that t* spreads over 1e-3 .. 1e11 (one pair near pure DP: t* ~ 1/delta;
+    10^5 compositions at delta near 1: t* ~ 1e-3); reference: the golden-section minimum of F over
+    the CGF summed over z by regions (checked against the brute-force sum below), independent of
+    certdp's loss atoms."""
+    delta = f"{10**log10_delta:.3g}"
+    pair = DiscreteLaplace(a, r) if n == 1 else compose(DiscreteLaplace(a, r), n)
+    res = certdp.epsilon(pair, delta)
+    t_star = float(res.order) - 1
+    ref = eps_reference(lambda t: n * discrete_laplace_cgf(a, r, t), delta, t_star)
+    enc = res.signed_infimum if res.signed_infimum is not None else res.enclosure
+    assert refs.contains(enc, ref, slack=1e-30), (a, r, n, delta, t_star, ref, enc)
+    assert enc.width <= 1e-9 * max(1, abs(float(ref)))

@@ -195,8 +195,10 @@ def _orders(where: str, orders: list[int], prec: int) -> tuple[int, ...]:
         raise L.refuse(f"{where} (largest)", max(orders), f"orders in [2, {L.MAX_ORDER}]")
     if any(b <= a for a, b in itertools.pairwise(orders)):
         raise bad(where, "orders must be strictly increasing (no repeats)")
-    # cost of the RDP recomputation: about (sum of orders) x (precision / 64); see limits.py
-    L.at_most(f"{where} work sum(orders) x prec/64", sum(orders) * max(prec, 64) // 64, 1 << 18)
+    # cost of the RDP recomputation: per order about (precision / 64), growing mildly with the
+    # order; see limits.py
+    L.at_most(f"{where} work sum(orders) x prec/64", sum(orders) * max(prec, 64) // 64, L.MAX_RDP_ORDER_SUM_WORK)
+    L.at_most(f"{where} work count(orders) x prec/64", len(orders) * max(prec, 64) // 64, L.MAX_RDP_COUNT_WORK)
     return tuple(orders)
 
 

@@ -17,8 +17,11 @@ Why each limit exists:
   estimated from the longest product as power_two_scale forms it (largest_product: at small
   sigma every partial sum is as long as the lattice, ~600 bytes per coefficient) and the ball
   lists (cap/h + l_max M/h points, ~80 bytes each), and must stay under MAX_MEMORY (1.5 GiB);
-- RDP orders: the cost of the subsampled-Gaussian RDP at integer order a grows like a times
-  the working precision, for each order.
+- RDP orders: the recomputation costs about (number of orders) x (precision / 64) units, each
+  growing mildly with the order (review round 3, one 2-core machine shared with another job:
+  128 orders 64..191 at 1024 bits took 154 s wall, 8 orders near 2048 at 1024 bits 10 s), so
+  both count x prec/64 (MAX_RDP_COUNT_WORK: the default 75 orders at up to 1024 bits, about
+  half that worst case) and sum(orders) x prec/64 (MAX_RDP_ORDER_SUM_WORK) are bounded.
 """
 
 from __future__ import annotations
@@ -89,6 +92,9 @@ MAX_ORDERS = 128
 MAX_ORDER = 2048
 #: precision of an RDP recomputation: start (recorded) and the verifier's ceiling
 MAX_RDP_PREC = 1024
+#: RDP recomputation work: len(orders) x max(prec, 64)/64 and sum(orders) x max(prec, 64)/64
+MAX_RDP_COUNT_WORK = 75 * 16
+MAX_RDP_ORDER_SUM_WORK = 1 << 18
 
 #: noise scale sigma, and the calibration step between claim and refutation
 MIN_SIGMA = Fraction(1, 1000)

@@ -64,8 +64,11 @@ GG_MAX_T_SHIFT = 1 << 14
 def peak_exponent(beta: float, s: float, t: float) -> float:
     """max over x of (t |x|^beta - (t+1) |x - s|^beta)/beta for 1 < beta, s > 0, t > 0: at the
     stationary point x* = s/(1 - r), r = (t/(t+1))^(1/(beta-1)), written without cancellation
-    (a float estimate of K(t) that only sets a work limit)."""
-    if t < 1e-12:  # x* = s to float precision (and 1/t may overflow)
+    (a float estimate of K(t) that only sets a work limit).
+
+    Contract: a float near that maximum (t s^beta/beta where x* = s to float precision; inf on
+    overflow); not an enclosure: it only sets work limits and tolerances."""
+    if t < 1e-12 or beta - 1 < 1e-12:  # x* = s to float precision (1/t or 1/(beta-1) overflow)
         return t * s**beta / beta
     try:
         r = math.exp(-math.log1p(1 / t) / (beta - 1))
