@@ -160,3 +160,23 @@ def test_discrete_laplace_epsilon_at_any_optimal_order(a: str, r: int, n: int, l
     enc = res.signed_infimum if res.signed_infimum is not None else res.enclosure
     assert refs.contains(enc, ref, slack=1e-30), (a, r, n, delta, t_star, ref, enc)
     assert enc.width <= 1e-9 * max(1, abs(float(ref)))
+
+
+def test_rho_of_a_near_gaussian_ratio_is_settled_by_the_global_bound() -> None:
+    """Subsampled Gaussian, add, q = 1 - 1e-20: the ratio stays within 1e-20 of 1/(2 sigma^2) for
+    t up to ~40, so chords alone would need ~1e9 points (the search ran for minutes). The pair's
+    bound K(t)/(t(t+1)) <= 1/(2 sigma^2) caps every interval. References: that bound, and the
+    ratio at t = 1 and t = 20 by mpmath quadrature."""
+    from certdp.notions.zcdp import rho_detail
+
+    q = "0.99999999999999999999"
+    res = rho_detail(SubsampledGaussian(q, 1, "add"))
+    enc = res.enclosure
+    assert enc.lower <= Fraction(1, 2)
+    for t in ("1", "20"):
+        with mp.workdps(DPS):
+            tt = mp.mpf(t)
+            ratio = refs.subsampled_cgf(q, 1, tt + 1, "add") / (tt * (tt + 1))
+        assert enc.upper >= Fraction(mp.nstr(ratio, 40)) - Fraction(1, 10**35), (t, ratio, enc)
+    assert enc.width <= 1e-18
+    assert res.evaluations < 400

@@ -153,11 +153,17 @@ def sup_cgf_ratio(
     tail_bound: EndBound,
     tail_witness: arb | None = None,
     head_curvature: Callable[[float], arb | None] | None = None,
+    global_upper: arb | None = None,
     tol: float,
     max_evals: int = MAX_EVALS,
     max_t: float | None = None,
 ) -> SearchResult:
     """Enclose rho = sup_{t>0} K(t) / (t (t+1)) for a cumulant generating function K.
+
+    ``global_upper`` (v), when given, must bound the ratio for every t > 0; every bound below
+    (tail, head, chords) is replaced by its minimum with v. A ratio that stays within tol of its
+    sup over a long range (a near-Gaussian pair, e.g. a subsampled Gaussian at q = 1 - 1e-20)
+    would otherwise need chords of relative length ~sqrt(tol).
 
     ``max_t`` (a pair's order limit) keeps every evaluation of K at t <= max_t: the part of the
     half-line beyond it is then covered by ``tail_bound(max_t)`` alone (LimitExceeded when that is
@@ -166,8 +172,9 @@ def sup_cgf_ratio(
     Contract: the result contains the sup, provided that (i) K is the CGF of a privacy loss
     (convex, K(0) = 0, K(t)/t nondecreasing: Renyi divergence grows with the order;
     docs/math.md §1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
-    (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), and (iv) ``tail_witness`` (if given)
-    <= limsup_{t->inf} of the ratio. The head (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio,
+    (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), (iv) ``tail_witness`` (if given)
+    <= limsup_{t->inf} of the ratio, and (v) ``global_upper`` (if given) >= the sup. The head
+    (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio,
     or, when ``head_curvature(lo)`` >= sup_{0<t<=lo} K''(t) =: C is given and ``head_witness``
     contains K'(0) = KL, by Taylor: K(t) <= KL t + C t^2/2, so the ratio is at most
     (KL + C t/2)/(1 + t), a monotone function of t on (0, lo] (so its larger end value); when
@@ -177,6 +184,9 @@ def sup_cgf_ratio(
     if not tol > 0:
         raise InvalidArgument(f"tol={tol} must be > 0")
     cache = _Cache(K)
+
+    def capped(x: arb) -> arb:
+        return x if global_upper is None else x.min(global_upper)
 
     def ratio(t: float) -> arb:
         tt = arb(t)
@@ -200,7 +210,7 @@ def sup_cgf_ratio(
         r = ratio(hi)
         if r.lower() > best.lower():
             best, argbest = r, hi
-        if not above_target(tail_bound(hi)):
+        if not above_target(capped(tail_bound(hi))):
             break
         if hi == max_t:  # no precision would settle it: refuse now
             raise LimitExceeded(
@@ -217,19 +227,22 @@ def sup_cgf_ratio(
             best, argbest = r, 4.0**k
         k += 1
 
-    head = _curvature_head(head_witness, head_curvature, above_target) if head_curvature is not None else None
+    def above_capped(x: arb) -> bool:
+        return above_target(capped(x))
+
+    head = _curvature_head(head_witness, head_curvature, above_capped) if head_curvature is not None else None
     if head is not None:
         lo, head_up = head
     else:
         lo = 1.0 / 4096
-        while above_target(cache(lo) / arb(lo)):
+        while above_capped(cache(lo) / arb(lo)):
             lo /= 64
             if lo < MIN_T or len(cache.values) > max_evals:
                 raise PrecisionExhausted(
                     f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
                 )
         head_up = cache(lo) / arb(lo)
-    tail_up = tail_bound(hi)
+    head_up, tail_up = capped(head_up), capped(tail_bound(hi))
 
     pts = _geometric_grid(lo, hi)
     heap: list[tuple[Fraction, float, float, arb]] = []
@@ -240,7 +253,7 @@ def sup_cgf_ratio(
             r = ratio(t)
             if r.lower() > best.lower():
                 best, argbest = r, t
-        ub = _chord_ratio_upper(a, b, cache(a), cache(b))
+        ub = capped(_chord_ratio_upper(a, b, cache(a), cache(b)))
         heapq.heappush(heap, (-_exact(ub.upper()), a, b, ub))
 
     for a, b in itertools.pairwise(pts):

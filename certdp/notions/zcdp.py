@@ -60,6 +60,7 @@ def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
         tail_bound=tail_bound,
         tail_witness=tail_witness,
         head_curvature=pair.head_curvature_upper,
+        global_upper=pair.ratio_upper_bound(),
         tol=tol,
         max_t=None if pair.max_t() is None else float(pair.max_t()),  # type: ignore[arg-type]
     )

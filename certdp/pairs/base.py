@@ -69,6 +69,17 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
+    def ratio_upper_bound(self) -> Ball | None:
+        """Ball whose upper end bounds K(t)/(t(t+1)) for every t > 0, or None when unknown.
+
+        The order search caps every interval bound with it, so a ratio that is flat just below
+        its sup (a near-Gaussian pair: chords would need millions of points) is settled as soon
+        as a probe comes within the tolerance. Default: a proved closed-form rho.
+
+        Contract: sup_{t>0} K(t)/(t(t+1)) <= upper end (the closed form's proof; overrides state theirs).
+        """
+        return self.rho_closed_form()
+
     def ratio_tail_bound(self, T: float) -> Ball | None:
         """Ball whose upper end bounds sup_{t >= T} K(t)/(t(t+1)); None when no bound is known.
 

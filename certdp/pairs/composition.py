@@ -113,6 +113,11 @@ class Composition(PrivacyPair):
             acc += n * v
         return acc
 
+    def ratio_upper_bound(self) -> Ball | None:
+        """Contract: sum_i n_i bound_i, an upper bound of sup_t K(t)/(t(t+1)) (the ratio of a sum
+        of CGFs is the sum of the parts' ratios); None when a part has none."""
+        return self._weighted_sum(lambda p: p.ratio_upper_bound())
+
     def ratio_tail_bound(self, T: float) -> Ball | None:
         """The smaller of sum_i n_i tail_i(T) (sup of a sum <= sum of sups) and the sup over
         [T, inf) of the summed decay forms (:meth:`ratio_tail_decay`), when every part has one.

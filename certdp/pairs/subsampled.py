@@ -413,6 +413,11 @@ class SubsampledGaussian(PrivacyPair):
             return None
         return 1 / (2 * to_ball(self.sigma) ** 2)
 
+    def ratio_upper_bound(self) -> Ball:
+        """Contract: 1/(2 sigma^2) >= K(t)/(t(t+1)) for every t > 0 and every direction (the upper
+        bound proved in :meth:`rho_closed_form`'s docstring)."""
+        return 1 / (2 * to_ball(self.sigma) ** 2)
+
     def ratio_tail_bound(self, T: float) -> Ball:
         """1/(2 sigma^2) bounds the ratio in every direction (upper bound in rho_closed_form); for
         ``add`` the loss is also bounded: D_inf(Q||P) = -log(1-q), so the ratio is <= D_inf/(T+1).
