@@ -242,21 +242,29 @@ def sup_ratio(cgf, ts, steps: int = 40) -> tuple[mp.mpf, mp.mpf]:
         i = max(range(len(us)), key=vals.__getitem__)
         if i in (0, len(us) - 1):
             return vals[i], mp.exp(us[i])
-        lo, hi = us[i - 1], us[i + 1]
-        g = (mp.sqrt(5) - 1) / 2
-        c, d = hi - g * (hi - lo), lo + g * (hi - lo)
-        fc, fd = ratio(c), ratio(d)
-        for _ in range(steps):
-            if fc > fd:
-                hi, d, fd = d, c, fc
-                c = hi - g * (hi - lo)
-                fc = ratio(c)
-            else:
-                lo, c, fc = c, d, fd
-                d = lo + g * (hi - lo)
-                fd = ratio(d)
+        (c, fc), (d, fd), _ = golden(ratio, us[i - 1], us[i + 1], steps, maximize=True)
         best, arg = max((vals[i], us[i]), (fc, c), (fd, d))
         return best, mp.exp(arg)
+
+
+def golden(f, lo: mp.mpf, hi: mp.mpf, steps: int, *, maximize: bool):
+    """Golden-section search of a unimodal f on [lo, hi]: returns the two interior points with
+    their values, ((c, f(c)), (d, f(d))), and the final bracket (a, b); the bracket shrinks by
+    0.618 per step."""
+    better = (lambda x, y: x > y) if maximize else (lambda x, y: x < y)
+    g = (mp.sqrt(5) - 1) / 2
+    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+    fc, fd = f(c), f(d)
+    for _ in range(steps):
+        if better(fc, fd):
+            hi, d, fd = d, c, fc
+            c = hi - g * (hi - lo)
+            fc = f(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + g * (hi - lo)
+            fd = f(d)
+    return (c, fc), (d, fd), (lo, hi)
 
 
 def log_grid(lo_exp: int, hi_exp: int, per_decade: int = 3, t0: str = "1e-30") -> list[mp.mpf]:

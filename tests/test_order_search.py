@@ -32,19 +32,7 @@ def laplace_cgf(s: mp.mpf, t: mp.mpf) -> mp.mpf:
 
 def golden_min(f, lo: mp.mpf, hi: mp.mpf, steps: int = 260) -> mp.mpf:
     """min of a unimodal f on [lo, hi] (bracket shrinks by 0.618 per step: 1e-54 after 260)."""
-    g = (mp.sqrt(5) - 1) / 2
-    a, b = lo, hi
-    c, d = b - g * (b - a), a + g * (b - a)
-    fc, fd = f(c), f(d)
-    for _ in range(steps):
-        if fc < fd:
-            b, d, fd = d, c, fc
-            c = b - g * (b - a)
-            fc = f(c)
-        else:
-            a, c, fc = c, d, fd
-            d = a + g * (b - a)
-            fd = f(d)
+    (_, fc), (_, fd), (a, b) = refs.golden(f, lo, hi, steps, maximize=False)
     return min(fc, fd, f(a), f(b))
 
 

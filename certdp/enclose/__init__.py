@@ -23,6 +23,7 @@ from certdp.enclose.integrate import abs_pow, integrate_real, log1p_ratio
 from certdp.enclose.lattice import (
     coarsen_group,
     coarsen_spread,
+    coarsened_powering,
     power_multires,
     power_pruned,
     power_truncated,
@@ -71,6 +72,7 @@ __all__ = [
     "certify_positive",
     "coarsen_group",
     "coarsen_spread",
+    "coarsened_powering",
     "current_prec",
     "inf_convex",
     "inf_interval",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from flint import arb, arb_poly
 
@@ -230,6 +231,44 @@ def _add_shifted(a: tuple[int, arb_poly], b: tuple[int, arb_poly]) -> tuple[int,
     return off, arb_poly(out)
 
 
+State = TypeVar("State", bound=tuple)
+
+
+def coarsened_powering(
+    base: State,
+    n: int,
+    doublings: Callable[[int], int],
+    halve: Callable[[State], State],
+    mul: Callable[[State, State], State],
+) -> State:
+    """The schedule of :func:`power_two_scale`: binary powering of ``base`` to the n-th power in
+    which the partial sum of 2^j copies is first halved until it has ``doublings(j)`` doublings,
+    and the accumulated result is halved to match before each product. A state's item 1 is its
+    number of doublings. certdp.notions.tv_certified.largest_product runs the same schedule on
+    lengths (its memory estimate), so the two cannot drift apart.
+
+    Contract: returns mul/halve applied in that order (n >= 1); computes nothing else.
+    """
+    level = 0
+    result: State | None = None
+    while n:
+        while base[1] < doublings(level):
+            base = halve(base)
+        if n & 1:
+            if result is None:
+                result = base
+            else:
+                while result[1] < base[1]:
+                    result = halve(result)
+                result = mul(result, base)
+        n >>= 1
+        if n:
+            base = mul(base, base)
+            level += 1
+    assert result is not None
+    return result
+
+
 def power_two_scale(
     coeffs: Sequence[arb],
     n: int,
@@ -307,24 +346,7 @@ def power_two_scale(
 
     f0_off, f0 = 0, arb_poly(list(coeffs))
     base = settle(1, 0, f0_off, f0, (0, arb_poly([])))
-    level = 0
-    result: tuple | None = None
-    while n:
-        while base[1] < doublings(level):
-            base = halve(base)
-        if n & 1:
-            if result is None:
-                result = base
-            else:
-                while result[1] < base[1]:
-                    result = halve(result)
-                result = mul(result, base)
-        n >>= 1
-        if n:
-            base = mul(base, base)
-            level += 1
-    assert result is not None
-    _, d, f_off, f, (c_off, cp) = result
+    _, d, f_off, f, (c_off, cp) = coarsened_powering(base, n, doublings, halve, mul)
     off, merged = _add_shifted((f_off, f), (c_off << gap, _spaced(cp, 1 << gap)))
     out = merged.coeffs()
     return off, out[: max(lim(d) - off, 0)], dropped[0], d

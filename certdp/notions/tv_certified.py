@@ -73,7 +73,7 @@ from typing import TypeVar
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from certdp.enclose import Ball, Enclosure, power_multires, power_two_scale, to_ball, workprec
+from certdp.enclose import Ball, Enclosure, coarsened_powering, power_multires, power_two_scale, to_ball, workprec
 from certdp.enclose.context import MAX_PREC, MIN_PREC
 from certdp.errors import InvalidArgument, PrecisionExhausted, fmt_value, invalid
 from certdp.pairs import RandomAllocation
@@ -745,11 +745,12 @@ def longest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> i
 
 def largest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> int:
     """Length of the longest polynomial product of step (ii) on ``grid`` as power_two_scale forms
-    it: its schedule replayed on lengths (fine parts cut at split(k) / 2^d, truncated at
-    top / 2^d; the coarsening doublings of :func:`_doublings` halve them, ignoring pruning and
-    offsets, which only shorten). Tighter than :func:`longest_product` when M is large (the partial
-    sums are coarsened); for schemes 1 and 2 it is :func:`longest_product`. Peak memory grows with
-    it (certdp.cert.limits.grid_work). A float work estimate, not a certified quantity.
+    it: its schedule (certdp.enclose.coarsened_powering) run on lengths (fine parts cut at
+    split(k) / 2^d, truncated at top / 2^d; the coarsening doublings of :func:`_doublings` halve
+    them, ignoring pruning and offsets, which only shorten). Tighter than :func:`longest_product`
+    when M is large (the partial sums are coarsened); for schemes 1 and 2 it is
+    :func:`longest_product`. Peak memory grows with it (certdp.cert.limits.grid_work). A float
+    work estimate, not a certified quantity.
 
     Contract: an upper estimate of the length of every product of step (ii) on scheme 3 (>= 1).
     """
@@ -771,23 +772,7 @@ def largest_product(steps: int, sigma: float, grid: LatticeGrid, side: str) -> i
         longest = max(longest, a[2] + b[2] - 1)
         return settle(a[0] + b[0], a[1], a[2] + b[2] - 1)
 
-    base = settle(1, 0, round(grid.cap / grid.h) + 1)
-    result: tuple[int, int, int] | None = None
-    n, level = steps, 0
-    while n:
-        while base[1] < doublings(level):
-            base = halve(base)
-        if n & 1:
-            if result is None:
-                result = base
-            else:
-                while result[1] < base[1]:
-                    result = halve(result)
-                result = mul(result, base)
-        n >>= 1
-        if n:
-            base = mul(base, base)
-            level += 1
+    coarsened_powering(settle(1, 0, round(grid.cap / grid.h) + 1), steps, doublings, halve, mul)
     coarse = 2 * ((max(top, round(grid.cap / grid.h)) + 1) // (1 << gap) + 2)  # as in longest_product
     return max(longest, coarse)
 
