@@ -137,3 +137,36 @@ def tilted_curvature() -> bool:
         sp.simplify(sp.diff(sp.exp(tt * li) * (li - cc) ** 2, tt, 2) - li**2 * sp.exp(tt * li) * (li - cc) ** 2) == 0
     )
     return var_ok and shift_ok and convex_ok
+
+
+@check(
+    "tilted_log_convexity",
+    "N(t) = sum_i w_i e^{t l_i}(l_i - c)^2 (three atoms): N N'' - N'^2 = sum_{i<j} w_i w_j e^{t(l_i+l_j)} "
+    "(l_i - c)^2 (l_j - c)^2 (l_i - l_j)^2 >= 0 (log N convex); N_c = M0 c^2 - 2 M1 c + M2, so "
+    "N_c = N_c1 + (c - c1)(M0 (c + c1) - 2 M1) and M1 = (M0 (c1 + c2) - (N_c1 - N_c2)/(c1 - c2))/2",
+    where="docs/math.md §1 (property 6) and §2; certdp.pairs.curvature",
+)
+def tilted_log_convexity() -> bool:
+    tt, cc, c1, c2 = sp.symbols("tt cc c1 c2", real=True)
+    ws = sp.symbols("w1:4", positive=True)
+    ls = sp.symbols("l1:4", real=True)
+    terms = [wi * sp.exp(tt * li) for wi, li in zip(ws, ls, strict=True)]
+    N = sum(term * (li - cc) ** 2 for term, li in zip(terms, ls, strict=True))
+    lagrange = sum(
+        ws[i] * ws[j] * sp.exp(tt * (ls[i] + ls[j])) * (ls[i] - cc) ** 2 * (ls[j] - cc) ** 2 * (ls[i] - ls[j]) ** 2
+        for i in range(3)
+        for j in range(i + 1, 3)
+    )
+    log_convex = sp.simplify(sp.expand(N * sp.diff(N, tt, 2) - sp.diff(N, tt) ** 2 - lagrange)) == 0
+    m0 = sum(terms)
+    m1 = sum(term * li for term, li in zip(terms, ls, strict=True))
+    m2 = sum(term * li**2 for term, li in zip(terms, ls, strict=True))
+
+    def n_at(c: sp.Expr) -> sp.Expr:
+        return sum(term * (li - c) ** 2 for term, li in zip(terms, ls, strict=True))
+
+    quadratic = sp.simplify(sp.expand(n_at(cc) - (m0 * cc**2 - 2 * m1 * cc + m2))) == 0
+    recentre = sp.simplify(sp.expand(n_at(cc) - (n_at(c1) + (cc - c1) * (m0 * (cc + c1) - 2 * m1)))) == 0
+    recovered = (m0 * (c1 + c2) - (n_at(c1) - n_at(c2)) / (c1 - c2)) / 2
+    first_moment = sp.simplify(recovered - m1) == 0
+    return log_convex and quadratic and recentre and first_moment

@@ -110,11 +110,11 @@ def test_ggauss_ratio_tail_bound_is_above_the_ratio(beta: str, s: str, T: float)
     "pair", [certdp.StudentT("2.5", "0.5"), certdp.GeneralizedGaussian("1.3", "0.7"), certdp.Laplace(1, "0.4")]
 )
 def test_head_curvature_bounds_the_second_derivative(pair: certdp.PrivacyPair) -> None:
-    """head_curvature_upper(lo) >= K''(t) on [0, lo]: at t = 0 (kappa_2) and at t = lo/2, lo (a
+    """curvature_upper(0, lo) >= K''(t) on [0, lo]: at t = 0 (kappa_2) and at t = lo/2, lo (a
     centred difference of certified CGF values, whose error is O(h^2 K'''') far below the margin)."""
     lo = 0.25
     with workprec(128):
-        bound = pair.head_curvature_upper(lo)
+        bound = pair.curvature_upper(0.0, lo)
         assert pair.loss_cumulants()[1].lower() <= bound.upper()
         h = to_ball("0.001")
         for t in (to_ball(lo) / 2, to_ball(lo) - h):

@@ -42,6 +42,9 @@ EndBound = Callable[[float], arb]
 MAX_EVALS = 20000
 MIN_T = 1e-300
 MAX_T = 1e300
+#: the curvature cover of sup_cgf_ratio's head: at most this many pieces, and this many halvings in a row
+MAX_COVER_PIECES = 32
+MAX_COVER_MISSES = 3
 
 
 @dataclass(frozen=True)
@@ -152,7 +155,7 @@ def sup_cgf_ratio(
     head_witness: arb,
     tail_bound: EndBound,
     tail_witness: arb | None = None,
-    head_curvature: Callable[[float], arb | None] | None = None,
+    curvature: Callable[[float, float], arb | None] | None = None,
     global_upper: arb | None = None,
     tol: float,
     max_evals: int = MAX_EVALS,
@@ -169,16 +172,25 @@ def sup_cgf_ratio(
     half-line beyond it is then covered by ``tail_bound(max_t)`` alone (LimitExceeded when that is
     not within ``tol`` of the witness: no precision would change it).
 
+    ``curvature(a, b)``, when given, bounds sup_{a<=t<=b} K''(t) from above (or is None). The head
+    then uses it in two ways (docs/math.md §2):
+
+    * *cover*: with w = best + tol >= KL, if K'' <= 2 w on every piece of a partition of [0, T0],
+      then K(t) <= w t(t+1) on [0, T0] (F = w t(t+1) - K has F(0) = 0, F'(0) = w - KL >= 0 and
+      F'' >= 0), so the ratio is <= w there and no chord is needed below T0. A ratio that stays
+      within a small fraction of its sup KL over a long range (a near-Gaussian pair) is settled by
+      a few pieces where chords would need hundreds of points at the tolerance;
+    * else, on one piece (0, lo] with C = curvature(0, lo): K(t) <= KL t + C t^2/2, so the ratio
+      is at most (KL + C t/2)/(1 + t), a monotone function of t (so its larger end value).
+
     Contract: the result contains the sup, provided that (i) K is the CGF of a privacy loss
     (convex, K(0) = 0, K(t)/t nondecreasing: Renyi divergence grows with the order;
-    docs/math.md §1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound),
-    (iii) ``tail_bound(T)`` >= sup_{t>=T} K(t)/(t(t+1)), (iv) ``tail_witness`` (if given)
-    <= limsup_{t->inf} of the ratio, and (v) ``global_upper`` (if given) >= the sup. The head
-    (0, lo] is bounded by K(lo)/lo >= K(t)/t >= ratio,
-    or, when ``head_curvature(lo)`` >= sup_{0<t<=lo} K''(t) =: C is given and ``head_witness``
-    contains K'(0) = KL, by Taylor: K(t) <= KL t + C t^2/2, so the ratio is at most
-    (KL + C t/2)/(1 + t), a monotone function of t on (0, lo] (so its larger end value); when
-    C <= 2 KL this is KL itself and the head costs two integrals instead of a tiny lo.
+    docs/math.md §1), (ii) ``head_witness`` <= lim_{t->0} K(t)/(t(t+1)) (KL, or a lower bound;
+    with ``curvature`` it must contain KL = K'(0)), (iii) ``tail_bound(T)`` >= sup_{t>=T}
+    K(t)/(t(t+1)), (iv) ``tail_witness`` (if given) <= limsup_{t->inf} of the ratio, (v)
+    ``global_upper`` (if given) >= the sup, and (vi) ``curvature(a, b)`` (if not None) >=
+    sup_{[a,b]} K''. Without a curvature bound the head (0, lo] is bounded by
+    K(lo)/lo >= K(t)/t >= ratio.
     Raises PrecisionExhausted if the width ``tol`` is not reached within ``max_evals``.
     """
     if not tol > 0:
@@ -220,28 +232,43 @@ def sup_cgf_ratio(
         hi = hi * 4 if max_t is None else min(hi * 4, max_t)
         if hi > MAX_T:
             raise PrecisionExhausted(f"sup: tail bound not within tol={tol:g} of the witness for any t <= {MAX_T:g}")
-    k = -6
-    while 4.0**k <= hi:
-        r = ratio(4.0**k)
-        if r.lower() > best.lower():
-            best, argbest = r, 4.0**k
-        k += 1
 
     def above_capped(x: arb) -> bool:
         return above_target(capped(x))
 
-    head = _curvature_head(head_witness, head_curvature, above_capped) if head_curvature is not None else None
-    if head is not None:
-        lo, head_up = head
-    else:
-        lo = 1.0 / 4096
-        while above_capped(cache(lo) / arb(lo)):
-            lo /= 64
-            if lo < MIN_T or len(cache.values) > max_evals:
-                raise PrecisionExhausted(
-                    f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
-                )
-        head_up = cache(lo) / arb(lo)
+    def probe_powers_of_four(above: float) -> None:
+        """Probes for a better witness at 4^k in (above, hi] (a sup at a finite order)."""
+        nonlocal best, argbest
+        k = -6
+        while 4.0**k <= hi:
+            if 4.0**k > above:
+                r = ratio(4.0**k)
+                if r.lower() > best.lower():
+                    best, argbest = r, 4.0**k
+            k += 1
+
+    lo, head_up = 0.0, best
+    if curvature is not None:
+        head_up = arb(best.lower()) + tol  # an exact ball: the bound the cover proves
+        lo = _curvature_cover(head_witness, head_up, curvature, hi)
+    probe_powers_of_four(lo)  # below a cover's end the head bound already holds
+    if lo == 0.0:
+        head = _curvature_head(head_witness, curvature, above_capped) if curvature is not None else None
+        if head is not None:
+            lo, head_up = head
+        else:
+            lo = 1.0 / 4096
+            while above_capped(cache(lo) / arb(lo)):
+                if 2 * (cache(lo) / arb(lo)).rad() + 2 * best.rad() > tol:
+                    # K(lo)/lo only falls towards KL as lo shrinks, while its radius does not: the
+                    # balls alone are wider than tol, so no smaller lo settles it at this precision
+                    raise PrecisionExhausted(f"sup: head bound K(t)/t at t={lo:g} is wider than tol={tol:g}")
+                lo /= 64
+                if lo < MIN_T or len(cache.values) > max_evals:
+                    raise PrecisionExhausted(
+                        f"sup: head bound K(t)/t not within tol={tol:g} of the witness for any t >= {MIN_T:g}"
+                    )
+            head_up = cache(lo) / arb(lo)
     head_up, tail_up = capped(head_up), capped(tail_bound(hi))
 
     pts = _geometric_grid(lo, hi)
@@ -265,14 +292,47 @@ def sup_cgf_ratio(
     return SearchResult(_finish(best, upper.max(best)), argbest, (lo, hi), len(cache.values))
 
 
+def _curvature_cover(kl: arb, w: arb, curvature: Callable[[float, float], arb | None], limit: float) -> float:
+    """The end T0 of a partition 0 = t_0 < .. < t_n = T0 <= limit with curvature(t_i, t_{i+1}) <=
+    2 w on every piece (0.0 if none, or if KL <= w is not certain): then K(t) <= w t(t+1) on
+    [0, T0] (see sup_cgf_ratio).
+
+    Pieces start at 1/16 and double after a success. A failed piece is halved, and the pieces
+    then run to the failed end before growing again, so that the data a pair computed at that
+    end is used (pairs cache it per order). The cover ends after MAX_COVER_MISSES failures in a
+    row or MAX_COVER_PIECES pieces: it only has to reach where chords are cheap."""
+    if not kl <= w:
+        return 0.0
+    two_w = 2 * w
+    a, h, misses, failed_end = 0.0, 1.0 / 16, 0, math.inf
+    for _ in range(MAX_COVER_PIECES):
+        if a >= limit or misses > MAX_COVER_MISSES:
+            break
+        b = min(a + h, limit)
+        c = curvature(a, b)
+        if c is None:
+            break
+        if c <= two_w:
+            a, misses = b, 0
+            if a < failed_end:
+                h = min(2 * h, failed_end - a) if failed_end < math.inf else 2 * h
+            else:
+                failed_end, h = math.inf, 2 * h
+        else:
+            failed_end, h, misses = b, h / 2, misses + 1
+    return a
+
+
 def _curvature_head(
-    kl: arb, curvature: Callable[[float], arb | None], above_target: Callable[[arb], bool]
+    kl: arb, curvature: Callable[[float, float], arb | None], above_target: Callable[[arb], bool]
 ) -> tuple[float, arb] | None:
-    """(lo, bound) with bound >= sup_{0<t<=lo} K(t)/(t(t+1)) from K'' <= curvature(lo) (see
+    """(lo, bound) with bound >= sup_{0<t<=lo} K(t)/(t(t+1)) from K'' <= curvature(0, lo) (see
     sup_cgf_ratio), for the largest lo in 1/4, 1/64, ... that settles the head; None if none does."""
+    if above_target(arb(kl.upper())):
+        return None  # every bound below is >= KL's upper end: none can settle the head
     lo = 0.25
     while lo > 1e-9:
-        c = curvature(lo)
+        c = curvature(0.0, lo)
         if c is None or not c.is_finite():
             return None
         k = arb(kl.upper())

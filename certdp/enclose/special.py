@@ -172,7 +172,8 @@ def theta(x: arb, sigma: arb) -> arb:
         two_s2 = 2 * sigma**2
         acc = arb(0)
         for z in range(-nmax, nmax + 1):
-            acc += (-((z - y) ** 2) / two_s2).exp()
+            d = z - y  # d * d, not d ** 2: Arb's power of a ball that straddles 0 is nan
+            acc += (-(d * d) / two_s2).exp()
         m = nmax + 1 - abs(y).upper()
         tail = _geometric_tail((-(m**2) / two_s2).exp(), (-m / sigma**2).exp())
         return acc + nonneg_error(2 * tail)

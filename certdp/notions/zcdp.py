@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
-from certdp.enclose import DEFAULT_TARGET, Ball, Enclosure, Target, refine, sup_cgf_ratio, upper_float
-from certdp.errors import Unsupported, invalid
+from certdp.enclose import (
+    DEFAULT_TARGET,
+    Ball,
+    Enclosure,
+    Target,
+    current_prec,
+    refine,
+    sup_cgf_ratio,
+    upper_float,
+    workprec,
+)
+from certdp.errors import PrecisionExhausted, Unsupported, invalid
 from certdp.notions.orders import require_pair, require_target
 from certdp.pairs import PrivacyPair
 
@@ -54,12 +65,24 @@ def _search(pair: PrivacyPair, target: Target) -> tuple[Ball, float, int]:
         pair.check_order(t)  # a pair's order limit (LimitExceeded) holds for search points too
         return pair.cgf_ball(t)
 
+    prec = current_prec()
+
+    def curvature(a: float, b: float) -> Ball | None:
+        # A quarter of the precision (at least 32 bits): the head's curvature cover only has to
+        # separate K'' from 2 rho by a margin far above 2^-(prec/4) (a closer call leaves the rest
+        # to the chords, still sound); for integral pairs this makes its moments cheap.
+        with workprec(max(32, prec // 4)):
+            try:
+                return pair.curvature_upper(a, b)
+            except PrecisionExhausted:
+                return None  # a moment out of reach at this precision ends the cover (chords remain)
+
     res = sup_cgf_ratio(
         K,
         head_witness=kl,
         tail_bound=tail_bound,
         tail_witness=tail_witness,
-        head_curvature=pair.head_curvature_upper,
+        curvature=curvature,
         global_upper=pair.ratio_upper_bound(),
         tol=tol,
         max_t=None if pair.max_t() is None else float(pair.max_t()),  # type: ignore[arg-type]
@@ -73,8 +96,9 @@ def rho_detail(pair: PrivacyPair, target: Target = DEFAULT_TARGET, *, method: st
 
     Contract: the enclosure contains rho(P, Q) = sup_{t>0} K(t)/(t(t+1)). Closed forms are proved
     in the pairs' ``rho_closed_form`` docstrings; the search is certified by
-    certdp.enclose.optimize.sup_cgf_ratio (chord bounds from convexity of K, head bound
-    K(t0)/t0, the pair's tail bound).
+    certdp.enclose.optimize.sup_cgf_ratio (chord bounds from convexity of K; at the head a
+    curvature cover from the pair's curvature_upper, or the bound K(t0)/t0; the pair's tail
+    bound; docs/math.md §2).
     """
     require_pair(pair), require_target(target)
     if method not in ("auto", "closed-form", "search"):
@@ -92,8 +116,23 @@ def rho_detail(pair: PrivacyPair, target: Target = DEFAULT_TARGET, *, method: st
         info.update(arg=arg, evals=evals)
         return value
 
-    enc = refine(compute, target, what="rho")
+    enc = refine(compute, _search_target(target), what="rho")
     return RhoResult(enc, "search", info["arg"], info["evals"])  # type: ignore[arg-type]
+
+
+#: bits above log2(1/rel_tol) that the search's balls need: its tolerance is a quarter of the
+#: target's, and chords, ratios and KL each lose a few bits to rounding
+SEARCH_GUARD_BITS = 12
+
+
+def _search_target(target: Target) -> Target:
+    """The target with its start precision raised to log2(1/rel_tol) + SEARCH_GUARD_BITS: below
+    that, balls alone are wider than the search's tolerance, so a round there is always lost
+    (with the default 2^-60 every search used to fail at 64 bits before succeeding at 128)."""
+    if target.rel_tol <= 0:
+        return target
+    need = math.ceil(-math.log2(target.rel_tol)) + SEARCH_GUARD_BITS
+    return replace(target, start_prec=min(max(target.start_prec, need), target.max_prec))
 
 
 def rho(pair: PrivacyPair, target: Target = DEFAULT_TARGET) -> Enclosure:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -10,6 +11,9 @@ from certdp.enclose import Ball, taylor_coefficients, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
 from certdp.pairs.params import Number
+
+#: sub-balls of Laplace.curvature_upper's interval
+LAPLACE_CURVATURE_PIECES = 8
 
 
 @dataclass(frozen=True, init=False)
@@ -123,10 +127,18 @@ class Laplace(PrivacyPair):
         c = taylor_coefficients(_laplace_cgf_closed(u), to_ball(0), 4)
         return c[1], 2 * c[2], 6 * c[3], 24 * c[4]
 
-    def head_curvature_upper(self, lo: float) -> Ball:
-        """Contract: upper end >= sup_{0<t<=lo} K''(t): Arb's series arithmetic on the closed form
-        at the ball [0, lo] encloses K''(t)/2 for every t in it (proofs_checks ``laplace_cgf``)."""
-        return 2 * taylor_coefficients(_laplace_cgf_closed(self._u()), to_ball(0).union(to_ball(lo)), 2)[2]
+    def curvature_upper(self, a: float, b: float) -> Ball:
+        """Contract: upper end >= sup_{a<=t<=b} K''(t) (0 <= a < b): Arb's series arithmetic on the
+        closed form at a ball encloses K''(t)/2 for every t in it (proofs_checks ``laplace_cgf``);
+        [a, b] is split into LAPLACE_CURVATURE_PIECES balls, since a wide ball overestimates by
+        the dependency of the closed form's terms on t."""
+        f, A, B = _laplace_cgf_closed(self._u()), Fraction(a), Fraction(b)
+        ends = [to_ball(A + (B - A) * k / LAPLACE_CURVATURE_PIECES) for k in range(LAPLACE_CURVATURE_PIECES + 1)]
+        best = None
+        for lo, hi in itertools.pairwise(ends):
+            c = 2 * taylor_coefficients(f, lo.union(hi), 2)[2]
+            best = c if best is None else best.max(c)
+        return best  # type: ignore[return-value]
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = sup |log p(x-s)/p(x)| = u (triangle inequality, attained)."""

@@ -15,6 +15,7 @@ from typing import ClassVar
 
 from certdp.enclose import Ball, current_prec, to_ball, upper_float
 from certdp.errors import Unsupported, invalid
+from certdp.pairs.curvature import TiltedPoint, curvature_on, tilted_point
 from certdp.pairs.domain import work_limit
 from certdp.pairs.params import exact_str
 
@@ -133,23 +134,22 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
-    def head_curvature_upper(self, lo: float) -> Ball | None:
-        """Ball whose upper end bounds sup_{0<t<=lo} K''(t), or None when the pair has none.
+    def curvature_upper(self, a: float, b: float) -> Ball | None:
+        """Ball whose upper end bounds sup_{a<=t<=b} K''(t) (0 <= a < b exact floats), or None
+        when the pair has none.
 
-        Default, for pairs with :meth:`tilted_square_moment`: K''(t) = Var_t(L) <= E_t[(L - c)^2]
-        = N(t)/e^{K(t)} <= N(t) (P_t the tilted law, any c, K >= 0), and N(t) = E_P[e^{tL}(L - c)^2]
-        is convex in t, so sup_{[0, lo]} K'' <= max(N(0), N(lo)) (proofs_checks
-        ``tilted_curvature``); c is the midpoint of KL, and c and N(0) are computed once per
-        precision (the search asks for several lo).
+        Default, for pairs with :meth:`tilted_square_moment`: K''(t) = Var_t(L) <= N_c(t) e^{-K(t)},
+        with log N_c below its chord and K above its tangents at a and b
+        (certdp.pairs.curvature.curvature_on). The data at each end (K, K' and the moments) are
+        computed once per order and precision: the rho search asks for adjacent intervals.
 
-        Contract: upper end >= sup_{0<t<=lo} K''(t) when not None.
+        Contract: upper end >= sup_{a<=t<=b} K''(t) when not None (proofs_checks
+        ``tilted_curvature``, ``tilted_log_convexity``; docs/math.md §1, property 5).
         """
-        base = _curvature_base(self, current_prec())
-        if base is None:
-            return None
-        c, n0 = base
-        n_lo = self.tilted_square_moment(to_ball(lo), c)
-        return None if n_lo is None else n0.max(n_lo)
+        if not 0 <= a < b:
+            raise invalid("interval", (a, b), "must satisfy 0 <= a < b")
+        pa, pb = _tilted_point(self, Fraction(a), current_prec()), _tilted_point(self, Fraction(b), current_prec())
+        return None if pa is None or pb is None else curvature_on(pa, pb)
 
     def tilted_square_moment(self, t: Ball, c: Ball) -> Ball | None:
         """Ball containing N(t) = E_P[e^{tL}(L - c)^2], or None when the pair does not implement it.
@@ -201,14 +201,17 @@ class PrivacyPair(abc.ABC):
         return f"{self.mechanism}({inner})"
 
 
-@functools.lru_cache(maxsize=64)
-def _curvature_base(pair: PrivacyPair, prec: int) -> tuple[Ball, Ball] | None:
-    """(c, N(0)) of PrivacyPair.head_curvature_upper at this precision, or None."""
+@functools.lru_cache(maxsize=512)
+def _tilted_point(pair: PrivacyPair, t: Fraction, prec: int) -> TiltedPoint | None:
+    """PrivacyPair.curvature_upper's data at t and this precision, or None without moments."""
     if type(pair).tilted_square_moment is PrivacyPair.tilted_square_moment:
         return None
-    c = to_ball(pair.kl_ball().mid())
-    n0 = pair.tilted_square_moment(to_ball(0), c)
-    return None if n0 is None else (c, n0)
+    if t == 0:
+        k, centre = to_ball(0), upper_float(pair.kl_ball())  # K(0) = 0; K'(0) = KL
+    else:
+        k = pair.cgf_ball(to_ball(t))
+        centre = upper_float(k) / float(t)  # the mean slope on [0, t]: near K'(t) for moderate t
+    return tilted_point(t, k, centre, pair.tilted_square_moment)  # type: ignore[arg-type]
 
 
 def require_positive_t(t: Ball) -> None:

@@ -159,9 +159,9 @@ class Composition(PrivacyPair):
         sums = [self._weighted_sum(lambda p, j=j: per_part[p][j]) for j in range(4)]  # type: ignore[index]
         return sums[0], sums[1], sums[2], sums[3]  # type: ignore[return-value]
 
-    def head_curvature_upper(self, lo: float) -> Ball | None:
-        """Contract: K'' adds, so sum_i n_i of the parts' bounds (None when a part has none)."""
-        return self._weighted_sum(lambda p: p.head_curvature_upper(lo))
+    def curvature_upper(self, a: float, b: float) -> Ball | None:
+        """Contract: K'' adds, so sum_i n_i of the parts' bounds on [a, b] (None when a part has none)."""
+        return self._weighted_sum(lambda p: p.curvature_upper(a, b))
 
     def max_loss_ball(self) -> Ball | None:
         """Contract: D_inf adds under composition: sum_i n_i D_inf,i."""

@@ -281,7 +281,7 @@ class GeneralizedGaussian(PrivacyPair):
 
     def tilted_square_moment(self, t: Ball, c0: Ball) -> Ball:
         """Contract: contains N(t) = E_P[e^{tL}(L - c0)^2] (any beta in [1, 2]): the integral of the
-        module docstring with its proved tail (used by PrivacyPair.head_curvature_upper)."""
+        module docstring with its proved tail (used by PrivacyPair.curvature_upper)."""
         s = abs(self.shift)
         bf, sf, tf = float(self.beta), float(s), float(t.upper())
         prec = current_prec()
@@ -301,11 +301,11 @@ class GeneralizedGaussian(PrivacyPair):
         tail = 2 * (-(Xb**b) / (2 * b)).exp() * (abs(c0) + sh * sh + sh * Xb) ** 2 / delta
         return self._c() * (body + to_ball(0).union(tail))
 
-    def head_curvature_upper(self, lo: float) -> Ball | None:
-        """Contract: upper end >= sup_{0<t<=lo} K''(t): the closed-form pairs' bound at beta = 1, 2,
-        else PrivacyPair.head_curvature_upper with :meth:`tilted_square_moment`."""
+    def curvature_upper(self, a: float, b: float) -> Ball | None:
+        """Contract: upper end >= sup_{a<=t<=b} K''(t): the closed-form pairs' bound at beta = 1, 2,
+        else PrivacyPair.curvature_upper with :meth:`tilted_square_moment`."""
         closed = self.closed_form_pair()
-        return closed.head_curvature_upper(lo) if closed is not None else super().head_curvature_upper(lo)
+        return closed.curvature_upper(a, b) if closed is not None else super().curvature_upper(a, b)
 
     def kl_ball(self) -> Ball:
         """Contract: contains KL = E_P L (closed form at beta = 1, 2; otherwise the integral of the

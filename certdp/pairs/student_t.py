@@ -137,7 +137,7 @@ class StudentT(PrivacyPair):
 
     def tilted_square_moment(self, t: Ball, c: Ball) -> Ball:
         """Contract: contains N(t) = E_P[e^{tL}(L - c)^2] = C int cos^{nu-1} D^{-a(t+1)} (-a log D - c)^2
-        d theta (module docstring; used by PrivacyPair.head_curvature_upper)."""
+        d theta (module docstring; used by PrivacyPair.curvature_upper)."""
         a = self._a()
         return _student_t_expectation(
             self.nu, self.shift, a * (t + 1), lambda logd: (-a * logd - c) ** 2, "student-t curvature"

@@ -145,6 +145,20 @@ def test_theta_sum_contains_brute_force(sigma: str, x: str) -> None:
     assert refs.contains(Enclosure.from_ball(v, 128), ref, slack=1e-33)
 
 
+@given(st.integers(-5, 5), st.decimals("0.2", "0.99", places=3).map(str))
+def test_theta_at_an_inexact_integer_is_finite(n: int, sigma: str) -> None:
+    """x = n +- 1e-30 (a ball straddling an integer, as (t+1) r is at an inexact order): the sum's
+    square (z - y)^2 straddles 0 there, which Arb's power turns into nan; the enclosure is finite
+    and contains the brute-force sum at x = n."""
+    with workprec(128):
+        v = theta(arb(n, 1e-30), arb(sigma))
+    assert v.is_finite()
+    with mp.workdps(60):
+        s = mp.mpf(sigma)
+        ref = mp.fsum(mp.exp(-((z - n) ** 2) / (2 * s * s)) for z in range(-80, 81))
+    assert refs.contains(Enclosure.from_ball(v, 128), ref, slack=1e-25)
+
+
 def test_root_bisection_encloses_sqrt2() -> None:
     with workprec(200):
         r = root_increasing(lambda x: x * x - 2, arb(1), arb(2), tol=1e-50)
