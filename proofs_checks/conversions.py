@@ -249,3 +249,30 @@ def ra_pinsker_d2() -> bool:
     d2 = e * sp.log(1 + x1)
     sigma = 1 / sp.sqrt(sp.log(1 + m * (sp.exp(2 * lam**2 / e) - 1)))
     return sp.simplify(sp.sqrt(d2 / 2).subs(sg, sigma) - lam) == 0
+
+
+@check(
+    "lattice_mass_splitting",
+    "alpha_a = (w - p e^{-b})/(e^{-a} - e^{-b}), alpha_b = p - alpha_a keep both masses (alpha_a + alpha_b = p, "
+    "alpha_a e^{-a} + alpha_b e^{-b} = w); both are >= 0 when w/p is in [e^{-b}, e^{-a}]; and for a, b >= eps "
+    "alpha_a g(a) + alpha_b g(b) = p - e^eps w, g(l) = 1 - e^{eps - l} (the split is exact at n = 1); a group of "
+    "fractions u, v of two cells has P - e^l Q = u B + v A (balancing)",
+    where="docs/math.md §10; certdp.notions.pld",
+)
+def lattice_mass_splitting() -> bool:
+    a, b, p, lam = sp.symbols("a b p lam", positive=True)
+    ea, eb = sp.exp(-a), sp.exp(-b)
+    w = p * (lam * ea + (1 - lam) * eb)  # w/p between e^{-b} and e^{-a}: lam in [0, 1]
+    alpha_a = (w - p * eb) / (ea - eb)
+    alpha_b = p - alpha_a
+    keeps_q = sp.simplify(alpha_a * ea + alpha_b * eb - w) == 0
+    # alpha_a = lam p and alpha_b = (1 - lam) p: both in [0, p] exactly when lam is in [0, 1]
+    shares = sp.simplify(alpha_a - lam * p) == 0 and sp.simplify(alpha_b - (1 - lam) * p) == 0
+    g = lambda ell: 1 - sp.exp(eps - ell)  # noqa: E731
+    affine = sp.simplify(alpha_a * g(a) + alpha_b * g(b) - (p - sp.exp(eps) * w)) == 0
+    # balancing (the lower bound): a group of fractions u, v of two cells (p1, w1), (p2, w2) has
+    # P - e^l Q = u (p1 - e^l w1) + v (p2 - e^l w2), so its loss is >= l when u |B| <= v A
+    u, v, p1, p2, w1, w2, ell = sp.symbols("u v p1 p2 w1 w2 ell", positive=True)
+    group = (u * p1 + v * p2) - sp.exp(ell) * (u * w1 + v * w2)
+    balance = sp.expand(group - (u * (p1 - sp.exp(ell) * w1) + v * (p2 - sp.exp(ell) * w2))) == 0
+    return keeps_q and shares and affine and balance

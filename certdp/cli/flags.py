@@ -62,8 +62,8 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         "kl": set(),
         "rho": {"method"},
         "expansion": {"t"},
-        "eps": {"delta", "via", "orders"},
-        "delta": {"eps", "via", "orders"},
+        "eps": {"delta", "via"} | ({"h"} if getattr(args, "via", None) == "pld" else {"orders"}),
+        "delta": {"eps", "via"} | ({"h"} if getattr(args, "via", None) == "pld" else {"orders"}),
     }
     if cmd == "tv":
         return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]

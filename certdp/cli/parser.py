@@ -132,7 +132,13 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "delta":
             p.add_argument("--eps", required=True, help="target epsilon >= 0")
         if name in ("eps", "delta"):
-            p.add_argument("--via", choices=("rdp", "zcdp"), help="CGF (rdp, default) or rho t(t+1) (zcdp)")
+            p.add_argument(
+                "--via",
+                choices=("rdp", "zcdp", "pld"),
+                help="CGF (rdp, default), rho t(t+1) (zcdp), or two-sided bounds on a loss lattice (pld: "
+                "gaussian and subsampled-gaussian; the enclosure's lower end is a proved violation)",
+            )
+            p.add_argument("--h", help="pld: lattice spacing (default 2^-11 = 0.00048828125)")
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
         if name == "tv":
             p.add_argument("--method", choices=TV_METHODS, help="how TV is computed (default closed-form)")

@@ -51,7 +51,10 @@ def render(rec: dict[str, object]) -> str:
     ]
     if rec["quantity"] in ("epsilon", "delta"):
         q = rec["quantity"]
-        lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
+        if rec["via"] == "pld":
+            lines.append(f"  sound {q} = {rec[q]}  (via pld: lattice bounds, both ends proved; {rec['note']})")
+        else:
+            lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
         if rec.get("signed_infimum"):
             inf = rec["signed_infimum"]
             lines.append(f"  signed infimum of the bound [{inf['lower']}, {inf['upper']}]")  # type: ignore[index]

@@ -19,9 +19,10 @@ from certdp.cli.common import (
     target_from_args,
 )
 from certdp.cli.flags import shown
-from certdp.enclose import DEFAULT_TARGET, Enclosure
+from certdp.enclose import DEFAULT_TARGET, Enclosure, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
+from certdp.notions.pld import DEFAULT_H, pld_bounds
 from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
@@ -192,6 +193,8 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
         orders = [o.strip() for o in args.orders.split(",") if o.strip()]
         if not orders:
             raise InvalidArgument(f"orders={args.orders} must list at least one order")
+    if args.via == "pld":
+        return _run_pld(args, pair, inputs)
     target = target_from_args(args, CONVERSION_TARGET)
     if cmd == "eps":
         res = epsilon(pair, args.delta, via=args.via, orders=orders, target=target)
@@ -213,3 +216,25 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
         extra["signed_infimum"] = ends(res.signed_infimum)
     extra["warnings"] = list(res.warnings)
     return enclosure_record(name, res.enclosure, inputs, **extra)
+
+
+def _run_pld(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
+    """eps or delta by the lattice bounds (certdp.notions.pld): [lower, upper], both proved."""
+    h = DEFAULT_H if args.h is None else real("h", args.h, gt=0, le=1)
+    prec = integer("prec", args.prec, ge=64) if args.prec is not None else 128
+    with workprec(prec):
+        if args.command == "eps":
+            res = pld_bounds(pair, delta=real("delta", args.delta, gt=0, lt=1), h=h)
+            inputs["delta"] = args.delta
+        else:
+            res = pld_bounds(pair, eps=real("eps", args.eps, ge=0), h=h)
+            inputs["eps"] = args.eps
+    return enclosure_record(
+        res.quantity,
+        res.enclosure,
+        inputs,
+        **{res.quantity: res.enclosure.upper_str()},
+        via="pld",
+        grid=res.grid,
+        note="lower end: a proved violation (no smaller value holds); upper end: a sound value",
+    )

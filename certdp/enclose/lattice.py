@@ -44,17 +44,20 @@ def power_truncated(coeffs: Sequence[arb], n: int, length: int) -> list[arb]:
     return out + [arb(0)] * (length - len(out))
 
 
-def _prune(offset: int, poly: arb_poly, floor: arb, dropped: list[arb]) -> tuple[int, arb_poly]:
+def _prune(offset: int, poly: arb_poly, floor: arb, dropped: list[arb], weight: int = 1) -> tuple[int, arb_poly]:
     """Drop leading and trailing coefficients whose balls lie below ``floor``; add their upper
-    ends to ``dropped[0]``."""
+    ends, times ``weight`` (how many copies of this factor the final power contains), to
+    ``dropped[0]``."""
     c = poly.coeffs()
     lo, hi = 0, len(c)
+    lost = arb(0)
     while lo < hi and c[lo].upper() < floor:
-        dropped[0] += c[lo].upper().max(arb(0))
+        lost += c[lo].upper().max(arb(0))
         lo += 1
     while hi > lo and c[hi - 1].upper() < floor:
-        dropped[0] += c[hi - 1].upper().max(arb(0))
+        lost += c[hi - 1].upper().max(arb(0))
         hi -= 1
+    dropped[0] += weight * lost
     return offset + lo, arb_poly(c[lo:hi])
 
 
@@ -65,9 +68,12 @@ def power_pruned(coeffs: Sequence[arb], n: int, length: int, floor: arb) -> tupl
     Contract: coefficients are nonnegative masses with total <= 1. After every product the
     leading and trailing coefficients below ``floor`` are dropped: the result is the power of a
     sub-measure (mass is lost, never created), and ``dropped`` bounds the lost mass below
-    ``length``: a mass d dropped from a factor removes at most d times the other factor's total
-    (<= 1) from the product, so the sum of the dropped upper ends bounds it. Pruning keeps the
-    dynamic range small, which makes Arb's products fast.
+    ``length``. A mass d dropped from one factor of a product removes at most d times the other
+    factor's total (<= 1); but binary powering squares its partial powers, so a mass d dropped
+    from the partial sum of 2^j copies removes at most d floor(n/2^j) from the n-th power (the
+    number of such partial sums it contains, each loss counted once per copy): every pruned mass
+    is weighted by that count. Pruning keeps the dynamic range small, which makes Arb's products
+    fast.
     """
     off, c, dropped, _ = power_multires(coeffs, n, length - 1, floor, lambda j: 0, spread=True)
     return off, c, dropped
@@ -147,8 +153,10 @@ def power_multires(
     masses below ``floor`` at either end are pruned and counted in ``dropped``.
     Contract: for every concave g, E g(sum) under the returned sub-measure is <= (spread) or >=
     (group, up to the truncated and pruned mass) E g under the exact sum on the original lattice;
-    ``dropped`` bounds the pruned mass (as in :func:`power_pruned`). Proof: the docstrings of
-    the two coarsening maps; each applies to one summand group and the others are independent.
+    ``dropped`` bounds the pruned mass (as in :func:`power_pruned`: a prune of the partial sum
+    at level j is weighted by floor(n/2^j), one of the accumulated result by 1). Proof: the
+    docstrings of the two coarsening maps; each applies to one summand group and the others are
+    independent.
     """
     if n < 1:
         raise InvalidArgument(f"n={n} must be >= 1")
@@ -158,7 +166,8 @@ def power_multires(
     def lim(d: int) -> int:
         return top // (1 << d) + 1  # indices 0 .. top/2^d kept at spacing 2^d
 
-    b_off, base = _prune(0, arb_poly(list(coeffs)).truncate(lim(0)), floor, dropped)
+    copies = n  # the n-th power contains floor(n / 2^level) copies of the partial sum at ``level``
+    b_off, base = _prune(0, arb_poly(list(coeffs)).truncate(lim(0)), floor, dropped, copies)
     b_d, level = 0, 0
     result: arb_poly | None = None
     r_off, r_d = 0, 0
@@ -166,7 +175,9 @@ def power_multires(
         while b_d < doublings(level):
             b_off, lst = coarsen(b_off, base.coeffs())
             b_d += 1
-            b_off, base = _prune(b_off, arb_poly(lst).truncate(max(lim(b_d) - b_off, 1)), floor, dropped)
+            b_off, base = _prune(
+                b_off, arb_poly(lst).truncate(max(lim(b_d) - b_off, 1)), floor, dropped, copies >> level
+            )
         if n & 1:
             if result is None:
                 result, r_off, r_d = base, b_off, b_d
@@ -180,8 +191,8 @@ def power_multires(
         n >>= 1
         if n:
             sq = (base * base).truncate(max(lim(b_d) - 2 * b_off, 1))
-            b_off, base = _prune(2 * b_off, sq, floor, dropped)
             level += 1
+            b_off, base = _prune(2 * b_off, sq, floor, dropped, copies >> level)
     assert result is not None
     out = result.coeffs()
     return r_off, out[: max(lim(r_d) - r_off, 0)], dropped[0], r_d

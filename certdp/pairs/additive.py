@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, taylor_coefficients, to_ball
+from certdp.enclose import Ball, phi, phi_upper_tail, taylor_coefficients, to_ball
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
 from certdp.pairs.params import Number
@@ -54,6 +54,18 @@ class Gaussian(PrivacyPair):
         (proofs_checks ``gaussian_cgf``)."""
         c = self._c()
         return c, 2 * c, to_ball(0), to_ball(0)
+
+    def loss_tail(self, ell: Ball) -> tuple[Ball, Ball]:
+        """Contract: contains (P(L > ell), Q(L > ell)). With P = N(s, sigma^2), Q = N(0, sigma^2),
+        L(x) = s (2x - s)/(2 sigma^2) is monotone in x: for s > 0, L > ell iff x > x0 =
+        sigma^2 ell/s + s/2, so the tails are (1 - Phi((x0 - s)/sigma), 1 - Phi(x0/sigma)); for
+        s < 0 the inequality turns, and the tails are (Phi((x0 - s)/sigma), Phi(x0/sigma))
+        (docs/math.md §10)."""
+        sig, s = to_ball(self.sigma), to_ball(self.shift)
+        x0 = sig * sig * ell / s + s / 2
+        if self.shift > 0:
+            return phi_upper_tail((x0 - s) / sig), phi_upper_tail(x0 / sig)
+        return phi((x0 - s) / sig), phi(x0 / sig)
 
     def rho_closed_form(self) -> Ball:
         """Contract: contains rho = s^2/(2 sigma^2): K(t)/(t(t+1)) is this constant for every t

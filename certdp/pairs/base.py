@@ -158,6 +158,15 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
+    def loss_tail(self, ell: Ball) -> tuple[Ball, Ball] | None:
+        """(P(L > ell), Q(L > ell)) for an exact real ell, or None when the pair does not implement
+        its loss distribution (the lattice accountant, certdp.notions.pld, then refuses it).
+
+        Contract: contains the two tail masses of the privacy loss L = log dP/dQ (L = +inf where
+        Q has no density) when not None (subclass docstring).
+        """
+        return None
+
     def max_loss_ball(self) -> Ball | None:
         """Ball containing D_inf(P||Q) = ess sup L when it is finite and known, else None.
 

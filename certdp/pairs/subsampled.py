@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, pi, to_ball
-from certdp.errors import Unsupported, invalid
+from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, phi_upper_tail, pi, to_ball
+from certdp.errors import PrecisionExhausted, Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
 from certdp.pairs.params import Number
@@ -353,6 +353,38 @@ class SubsampledGaussian(PrivacyPair):
             tail = 4 * gaussian_poly_tail(Lb, 1 / z, a, 1 / z, k, "subsampled-gaussian cumulants")
             out.append(body + (-tail).union(tail))
         return cumulants_from_central(k1, *out)
+
+    def loss_tail(self, ell: Ball) -> tuple[Ball, Ball]:
+        """(P(L > ell), Q(L > ell)) for the remove or add pair (not ``both``: its two directions
+        are two pairs; the lattice accountant takes the larger delta).
+
+        Contract: contains the two tails. With M = (1-q) N(0, s^2) + q N(1, s^2), N0 = N(0, s^2),
+        r(x) = log(1 - q + q e^{(2x-1)/(2 s^2)}) increases in x, and r(x) > y iff x > x(y) =
+        s^2 log((e^y - 1 + q)/q) + 1/2 when e^y > 1 - q (always, when not: r > log(1-q)).
+        remove: P = M, Q = N0, L = r(x): tails (M(x > x(ell)), N0(x > x(ell))).
+        add: P = N0, Q = M, L = -r(x): L > ell iff x < x(-ell) (never when e^{-ell} <= 1 - q):
+        tails (N0(x < x(-ell)), M(x < x(-ell))) (docs/math.md §10).
+        """
+        if self.direction == "both":
+            raise Unsupported("direction=both: the loss distribution is per direction; use remove and add")
+        q, z = to_ball(self.q), to_ball(self.sigma)
+        y = ell if self.direction == "remove" else -ell
+        # e^y - (1 - q): expm1 keeps it accurate near y = 0; far below 0 (or at q = 1, where the
+        # loss has no end) e^y is tiny and must not be added to a number of size 1 first
+        arg = y.exp() - (1 - q) if (self.q == 1 or y < -1) else y.expm1() + q
+        if not (arg > 0 or arg <= 0):
+            raise PrecisionExhausted(f"loss_tail: ell={ell} is within the ball's width of the loss's end log(1-q)")
+        if self.direction == "remove":
+            if not arg > 0:
+                return to_ball(1), to_ball(1)
+            x = z * z * (arg / q).log() + to_ball(Fraction(1, 2))
+            above0, above1 = phi_upper_tail(x / z), phi_upper_tail((x - 1) / z)
+            return (1 - q) * above0 + q * above1, above0
+        if not arg > 0:
+            return to_ball(0), to_ball(0)
+        x = z * z * (arg / q).log() + to_ball(Fraction(1, 2))
+        below0, below1 = phi(x / z), phi((x - 1) / z)
+        return below0, (1 - q) * below0 + q * below1
 
     def kl_ball(self) -> Ball:
         """Contract: contains KL of the chosen direction (max of the two for ``both``).
