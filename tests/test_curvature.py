@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import mpmath as mp
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import certdp
@@ -166,9 +166,12 @@ def _finite_pair_search(atoms: Atoms) -> tuple[object, certdp.Enclosure, mp.mpf]
             )
             return mp.log(mp.fsum(terms))
 
-        # 120 golden steps: the bracket shrinks to 1e-25 in log t, so an interior sup is attained to
-        # ~1e-50 relative (a smooth maximum); 40 steps leave 1e-21, above the default target
-        ref, _ = refs.sup_ratio(cgf, refs.log_grid(-3, 3), steps=120)
+        # 20 grid points a decade: the ratio of a finite loss can have an interior maximum above
+        # its value at t -> 0 that a coarse grid steps over (atoms 0, 1/2 with weights 28, 1:
+        # the sup 0.017447 sits at t ~ 13, KL = 0.017241). 120 golden steps: the bracket shrinks
+        # to 1e-25 in log t, so an interior sup is attained to ~1e-50 relative; 40 steps leave
+        # 1e-21, above the default target
+        ref, _ = refs.sup_ratio(cgf, refs.log_grid(-3, 3, per_decade=20), steps=120)
     return found[-1], enc, ref
 
 
@@ -194,6 +197,7 @@ def _binomial_loss(n: int, c: Fraction, j: int) -> Atoms:
         ),
     )
 )
+@example([(Fraction(0), Fraction(28, 29)), (Fraction(1, 2), Fraction(1, 29))])  # sup inside, above KL
 def test_sup_cgf_ratio_with_the_cover_contains_a_dense_search(atoms: Atoms) -> None:
     """rho of a finite loss (any atoms with E L > 0, and privacy-loss-shaped binomial losses whose
     sup sits at t -> 0 with a nearly flat ratio or at a finite order) by the search with the

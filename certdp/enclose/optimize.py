@@ -314,10 +314,9 @@ def _curvature_cover(kl: arb, w: arb, curvature: Callable[[float, float], arb | 
             break
         if c <= two_w:
             a, misses = b, 0
-            if a < failed_end:
-                h = min(2 * h, failed_end - a) if failed_end < math.inf else 2 * h
-            else:
-                failed_end, h = math.inf, 2 * h
+            if a >= failed_end:  # back at the failed end: free to grow again
+                failed_end = math.inf
+            h = min(2 * h, failed_end - a)
         else:
             failed_end, h, misses = b, h / 2, misses + 1
     return a

@@ -400,26 +400,19 @@ def pld_bounds(
         up, low = compose(upper_lattice_pmf(p, lattice), steps), compose(lower_lattice_pmf(p, lattice), steps)
         name = getattr(p, "direction", "pair")
         grid[name] = {"h": str(h), "lo": lattice.lo, "hi": lattice.hi}
+        # exact ends (balls of radius 0): the larger of each end over the directions
         if delta is not None:
-            ups.append(eps_upper(up, delta))
-            lows.append(eps_lower(low, delta))
+            ups.append(to_ball(eps_upper(up, delta)))
+            lows.append(to_ball(eps_lower(low, delta)))
         else:
             e = to_ball(eps)
-            ups.append(_upper_fraction(up.delta_upper(e)))
-            lows.append(_lower_fraction(low.delta_lower(e)))
+            ups.append(up.delta_upper(e).upper())
+            lows.append(low.delta_lower(e).lower().max(to_ball(0)))
     grid.update(steps=steps, prune_floor=str(PRUNE_FLOOR))
-    low, up = max(lows), max(ups)
+    low, up = lows[0], ups[0]
+    for lo_i, up_i in zip(lows[1:], ups[1:], strict=True):
+        low, up = low.max(lo_i), up.max(up_i)
     if low > up:  # both are proved, so this cannot happen unless a bound is wrong: refuse loudly
         raise AssertionError(f"lattice bounds cross: {low} > {up}")
-    enc = Enclosure.from_ball(to_ball(low).union(to_ball(up)), current_prec())
+    enc = Enclosure.from_ball(low.union(up), current_prec())
     return PldResult("epsilon" if delta is not None else "delta", enc, grid)
-
-
-def _upper_fraction(x: Ball) -> Fraction:
-    man, exp = x.upper().mid().man_exp()
-    return Fraction(int(man)) * Fraction(2) ** int(exp)
-
-
-def _lower_fraction(x: Ball) -> Fraction:
-    man, exp = x.lower().mid().man_exp()
-    return max(Fraction(0), Fraction(int(man)) * Fraction(2) ** int(exp))
