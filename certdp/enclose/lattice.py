@@ -47,18 +47,20 @@ def power_truncated(coeffs: Sequence[arb], n: int, length: int) -> list[arb]:
 def _prune(offset: int, poly: arb_poly, floor: arb, dropped: list[arb], weight: int = 1) -> tuple[int, arb_poly]:
     """Drop leading and trailing coefficients whose balls lie below ``floor``; add their upper
     ends, times ``weight`` (how many copies of this factor the final power contains), to
-    ``dropped[0]``."""
-    c = poly.coeffs()
-    lo, hi = 0, len(c)
+    ``dropped[0]``. Reads the coefficients by index from the ends (no list of the whole poly)."""
+    n = poly.length()
+    lo, hi = 0, n
     lost = arb(0)
-    while lo < hi and c[lo].upper() < floor:
-        lost += c[lo].upper().max(arb(0))
+    while lo < hi and (c := poly[lo]).upper() < floor:
+        lost += c.upper().max(arb(0))
         lo += 1
-    while hi > lo and c[hi - 1].upper() < floor:
-        lost += c[hi - 1].upper().max(arb(0))
+    while hi > lo and (c := poly[hi - 1]).upper() < floor:
+        lost += c.upper().max(arb(0))
         hi -= 1
     dropped[0] += weight * lost
-    return offset + lo, arb_poly(c[lo:hi])
+    if lo == 0 and hi == n:
+        return offset, poly
+    return offset + lo, poly.truncate(hi).right_shift(lo)
 
 
 def power_pruned(coeffs: Sequence[arb], n: int, length: int, floor: arb) -> tuple[int, list[arb], arb]:

@@ -27,11 +27,13 @@ The error is second order in h (splitting adds variance <= h^2/4 per step).
 **Lower bound: a dominated pair by balancing** (:func:`lower_lattice_pmf`; docs/math.md §10).
 Cells are split at random between groups that sit on the lattice points (a post-processing), with
 fractions checked in ball arithmetic so that every group's loss is >= its lattice point; lowering
-the losses to the lattice then lowers every delta of the composition. Second order in h, except
-for the mass a cell cannot place (rounded down to the cell's left edge).
+the losses to the lattice then lowers every delta of the composition. Where the two balancing
+sweeps meet, the cell is cut at a loss instead (contiguous pieces), and the lattice offset is
+tuned in floats so that little stays unbalanced (:func:`choose_offset`): second order in h.
 
 Measured at q = 0.01, sigma = 0.8, 500 steps, delta = 1e-5 (remove): the certified eps is in
-[2.385055, 2.399654] at h = 2^-10 and [2.396957, 2.399491] at h = 2^-11 (docs/math.md §10).
+[2.3993301, 2.3994916] at h = 2^-11 (relative width 6.7e-5) and [2.3994062, 2.3994508] at 2^-12
+(docs/math.md §10).
 """
 
 from __future__ import annotations
@@ -50,23 +52,31 @@ PRUNE_FLOOR = Fraction(1, 10**40)
 
 @dataclass(frozen=True)
 class LossLattice:
-    """The lattice of the upper bound: spacing ``h`` (exact) and the index range (lo, hi] of the
-    finite cells of one step; losses <= lo h sit at lo h, losses > hi h at +inf."""
+    """The lattice of one step: points ``offset + k h`` (exact), and the index range (lo, hi] of the
+    finite cells (point(k-1), point(k)]; losses <= point(lo) sit at point(lo) (upper bound) or are
+    dropped (lower bound), losses > point(hi) go to +inf (upper) or to point(hi) (lower)."""
 
     h: Fraction
     lo: int
     hi: int
+    offset: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
         if not self.h > 0:
             raise invalid("h", self.h, "must be > 0")
         if not self.lo < self.hi:
             raise InvalidArgument(f"lattice=({self.lo}, {self.hi}) must have lo < hi")
+        if not 0 <= self.offset < self.h:
+            raise invalid("offset", self.offset, "must be in [0, h)")
+
+    def point(self, k: int) -> Fraction:
+        """The loss at index k (exact)."""
+        return self.offset + self.h * k
 
 
 @dataclass(frozen=True)
 class LatticePmf:
-    """P-masses of the dominating lattice pair of one step: ``coeffs[i]`` at loss (lo + i) h,
+    """P-masses of the dominating lattice pair of one step: ``coeffs[i]`` at loss point(lo + i),
     ``p_inf`` at +inf (Q-only atoms carry no P-mass and never count in delta)."""
 
     lattice: LossLattice
@@ -74,13 +84,16 @@ class LatticePmf:
     p_inf: Ball
 
 
-def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> tuple[list[tuple[Ball, Ball]], list[Ball], list[Ball]]:
-    """(tails, p, w): tails[i] = (P(L > (lo+i)h), Q(L > (lo+i)h)); p[i], w[i] the P- and Q-mass of
-    cell i = ((lo+i-1)h, (lo+i)h] for i >= 1 (p[0] = w[0] = 0: no cell)."""
-    h, lo, hi = lattice.h, lattice.lo, lattice.hi
+#: (tails, p, w) of a lattice: see _cell_masses
+Cells = tuple[list[tuple[Ball, Ball]], list[Ball], list[Ball]]
+
+
+def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> Cells:
+    """(tails, p, w): tails[i] = (P(L > l), Q(L > l)) at l = point(lo+i); p[i], w[i] the P- and
+    Q-mass of cell i = (point(lo+i-1), point(lo+i)] for i >= 1 (p[0] = w[0] = 0: no cell)."""
     tails = []
-    for k in range(lo, hi + 1):
-        t = pair.loss_tail(to_ball(h * k))
+    for point in _point_balls(lattice):
+        t = pair.loss_tail(point)
         if t is None:
             raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
         tails.append(t)
@@ -90,111 +103,316 @@ def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> tuple[list[tuple[Ba
     return tails, p, w
 
 
-def upper_lattice_pmf(pair: PrivacyPair, lattice: LossLattice) -> LatticePmf:
+def upper_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
     """The dominating lattice pair of ``pair`` by mass splitting (module docstring).
 
     Contract: the returned masses contain those of a pair that dominates (P, Q) (the original is
     a post-processing of it), provided ``pair.loss_tail`` encloses the tails of its loss
     (docs/math.md §10; proofs_checks ``lattice_mass_splitting``).
     """
-    h, lo = lattice.h, lattice.lo
-    tails, p, w = _cell_masses(pair, lattice)
-    coeffs = [1 - tails[0][0]]  # the cell (-inf, lo h]: its P-mass at lo h
+    tails, p, w = cells if cells is not None else _cell_masses(pair, lattice)
+    coeffs = [1 - tails[0][0]]  # the cell (-inf, point(lo)]: its P-mass at point(lo)
+    exps = [(-x).exp() for x in _point_balls(lattice)]
     for i in range(1, len(tails)):
-        k = lo + i
-        ea, eb = to_ball(-(h * (k - 1))).exp(), to_ball(-(h * k)).exp()
+        ea, eb = exps[i - 1], exps[i]
         alpha_a = ((w[i] - p[i] * eb) / (ea - eb)).intersection(to_ball(0).union(p[i].upper()))
         coeffs[-1] = coeffs[-1] + alpha_a
         coeffs.append(p[i] - alpha_a)
     return LatticePmf(lattice, coeffs, tails[-1][0])
 
 
-def lower_lattice_pmf(pair: PrivacyPair, lattice: LossLattice) -> LatticePmf:
+def lower_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
     """P-masses of a lattice sub-measure whose delta under composition is <= the pair's (balancing;
     module docstring). ``p_inf`` is 0.
 
-    Group i (loss (lo+i)h) takes the fraction u_i of cell i (losses just below) and v_i of cell
-    i+1 (just above), exact dyadic numbers with u_i |B_i| <= v_i A_i certified, where
-    B_i = p_i - e^{(lo+i)h} w_i <= 0 and A_i = p_{i+1} - e^{(lo+i)h} w_{i+1} >= 0: the group's loss
-    log(P/Q) is then >= (lo+i)h. What a cell keeps, 1 - u_k - v_{k-1} >= 0, is a group of its own
-    with loss > its left edge. Randomly splitting the outputs of a cell is a post-processing, so
-    these groups form a pair dominated by (P, Q); lowering each group's loss to the lattice point
-    below (keeping P-masses) lowers every delta of a composition (g_eps is nondecreasing); and the
-    mass outside (lo h, hi h] is dropped or put at hi h, which lowers it too. Floats choose the
-    fractions (the stable direction of the recursion: down from the top above the mode, up from
-    the bottom below it); the certified inequalities make any choice sound.
+    The coefficient at point l is the total P-mass of the groups of :func:`_lower_groups` placed at
+    l, each a post-processing group of (P, Q) whose loss log(P_g/Q_g) is >= l (certified). Lowering
+    each group's loss to its point (keeping P-masses) lowers every delta of a composition, since
+    g_eps is nondecreasing; the mass below point(lo) is dropped, which lowers it too.
 
     Contract: coefficient i is <= (enclosed) the P-mass that a pair dominated by (P, Q) puts at a
-    loss >= (lo+i)h, for fractions checked as above (docs/math.md §10).
+    loss >= point(lo+i), for fractions checked in ball arithmetic (docs/math.md §10).
     """
-    h, lo = lattice.h, lattice.lo
-    tails, p, w = _cell_masses(pair, lattice)
+    groups = _lower_groups(pair, lattice, cells if cells is not None else _cell_masses(pair, lattice))
+    zero = to_ball(0)
+    coeffs = [zero] * (lattice.hi - lattice.lo + 1)
+    for i, mass_p, _ in groups:
+        coeffs[i] += mass_p
+    return LatticePmf(lattice, [c.max(zero) if c.lower() < 0 else c for c in coeffs], zero)
+
+
+#: a group of the lower bound: (index i, P-mass, Q-mass), with loss log(P/Q) >= point(lo + i)
+Group = tuple[int, Ball, Ball]
+
+
+def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list[Group]:
+    """The groups of the balancing construction (docs/math.md §10).
+
+    Group i (at l_i = point(lo+i)) takes the fraction u_i of cell i (losses just below l_i) and v_i
+    of cell i+1 (just above), exact dyadic numbers with u_i |B_i| <= v_i A_i certified, where
+    B_i = p_i - e^{l_i} w_i <= 0 and A_i = p_{i+1} - e^{l_i} w_{i+1} >= 0: its loss is then >= l_i.
+    Floats choose the fractions along the stable direction of the recursion: down from the top to
+    the meeting cell m near the mode, up from the bottom to m - 1. Cell m is cut at a loss c into
+    contiguous pieces (:func:`_split_meeting_cell`): (c, b] joins group m and (a, c] group m - 1.
+    What a cell keeps, 1 - u_k - v_{k-1} >= 0, is a group at the cell's left edge (its loss is
+    above it); the mass above point(hi) is a group at point(hi).
+    """
+    tails, p, w = cells
     n = len(tails)
     zero = to_ball(0)
-    # A[i], B[i] for the boundary at (lo+i)h, i = 1..n-2 (cells i and i+1 both exist)
-    A, B = [zero] * n, [zero] * n
+    A, B = [zero] * n, [zero] * n  # at the boundary l_i, i = 1..n-2 (cells i and i+1 both exist)
+    points = _point_balls(lattice)
     for i in range(1, n - 1):
-        e = to_ball(h * (lo + i)).exp()
+        e = points[i].exp()
         B[i] = p[i] - e * w[i]
         A[i] = p[i + 1] - e * w[i + 1]
-    used = [Fraction(0)] * (n + 1)  # fraction of cell k given away so far
-    u, v = [Fraction(0)] * n, [Fraction(0)] * n
-    mode = max(range(n), key=lambda k: float(p[k].mid()))
+    # fractions are integers over ONE (exact dyadics; Python ints keep the bookkeeping exact and fast)
+    used = [0] * (n + 1)  # of cell k given away so far
+    u, v = [0] * n, [0] * n
 
     def settle(i: int, below_first: bool) -> None:
         """Choose u_i (of cell i) and v_i (of cell i+1) with u_i |B_i| <= v_i A_i certified."""
         a_lo, b_hi = A[i].lower(), (-B[i]).upper()
         if not (a_lo > 0 and b_hi > 0):
             return
-        room_below, room_above = 1 - used[i], 1 - used[i + 1]
+        room_below, room_above = ONE - used[i], ONE - used[i + 1]
         if room_below <= 0 or room_above <= 0:
             return
         ratio = float(a_lo / b_hi)  # u/v at balance (a float: only steers)
         if below_first:  # take all the room below, as much above as balance needs
             ui = room_below
-            vi = min(room_above, _dyadic_up(float(ui) / ratio))
-            ui = min(ui, _dyadic_down(float(vi) * ratio))
+            vi = min(room_above, _ceil(ui / ratio))
+            ui = min(ui, _floor(vi * ratio))
         else:
             vi = room_above
-            ui = min(room_below, _dyadic_down(float(vi) * ratio))
-            vi = min(vi, _dyadic_up(float(ui) / ratio))
-        while ui > 0 and not to_ball(ui) * (-B[i]).upper() <= to_ball(vi) * A[i].lower():
-            ui = _dyadic_down(float(ui) * (1 - 2.0**-30))  # floats rounded the balance the wrong way
+            ui = min(room_below, _floor(vi * ratio))
+            vi = min(vi, _ceil(ui / ratio))
+        while ui > 0 and not _frac(ui) * b_hi <= _frac(vi) * a_lo:
+            ui = _floor(ui * (1 - 2.0**-30))  # floats rounded the balance the wrong way
         u[i], v[i] = ui, vi
         used[i] += ui
         used[i + 1] += vi
 
-    for i in range(n - 2, max(mode, 1) - 1, -1):  # above the mode the density falls: from the top
+    groups: list[Group] = []
+    m = _meeting_cell(pair, lattice, tails, p, A, B)
+    for i in range(n - 2, m if m is not None else 0, -1):  # down from the top to m + 1
         settle(i, below_first=False)
-    for i in range(1, min(mode, n - 1)):  # below it the density rises: from the bottom
-        settle(i, below_first=True)
-    coeffs = [zero] * n
+    if m is not None:
+        # group m: what is left of cell m + 1 and the upper piece of cell m
+        vm = ONE - used[m + 1] if A[m].lower() > 0 else 0
+        upper, lower = _split_meeting_cell(pair, lattice, m, tails, _frac(vm) * A[m].lower())
+        groups.append((m, upper[0] + _frac(vm) * p[m + 1], upper[1] + _frac(vm) * w[m + 1]))
+        used[m + 1] += vm
+        used[m] = ONE
+        for i in range(1, m - 1):  # up from the bottom to m - 2
+            settle(i, below_first=True)
+        # group m - 1: its share of cell m - 1, balanced by the lower piece of cell m
+        ui = ONE - used[m - 1]
+        avail = (lower[0] - points[m - 1].exp() * lower[1]).lower()  # its A
+        need = (-B[m - 1]).upper()
+        while ui > 0 and not _frac(ui) * need <= avail:
+            ui = _floor(min(ui, ONE * float(avail / need) if need > 0 else ONE) * (1 - 2.0**-30))
+        used[m - 1] += ui
+        groups.append((m - 1, _frac(ui) * p[m - 1] + lower[0], _frac(ui) * w[m - 1] + lower[1]))
     for i in range(1, n - 1):
-        coeffs[i] += to_ball(u[i]) * p[i] + to_ball(v[i]) * p[i + 1]
-    for k in range(1, n):  # what cell k keeps: its loss is > (lo+k-1)h
-        keep = 1 - used[k]
+        if u[i] or v[i]:
+            ui, vi = _frac(u[i]), _frac(v[i])
+            groups.append((i, ui * p[i] + vi * p[i + 1], ui * w[i] + vi * w[i + 1]))
+    for k in range(1, n):  # what cell k keeps: its loss is > point(lo+k-1)
+        keep = ONE - used[k]
         if keep < 0:
             raise AssertionError("cell fractions exceed 1")  # construction invariant
-        coeffs[k - 1] += to_ball(keep) * p[k]
-    coeffs[-1] += tails[-1][0]  # losses above hi h, lowered to hi h
-    return LatticePmf(lattice, [c.max(zero) if c.lower() < 0 else c for c in coeffs], zero)
+        if keep > 0:
+            groups.append((k - 1, _frac(keep) * p[k], _frac(keep) * w[k]))
+    groups.append((n - 1, tails[-1][0], tails[-1][1]))  # losses above point(hi)
+    return groups
 
 
-def _dyadic_down(x: float) -> Fraction:
-    """A dyadic number <= x, >= 0 (x a float)."""
-    return Fraction(max(x, 0.0)) if math.isfinite(x) else Fraction(0)
+#: the unit of the balancing fractions: a fraction is an int k, meaning k / ONE
+ONE = 2**50
 
 
-def _dyadic_up(x: float) -> Fraction:
-    """A dyadic number >= x (x a finite float >= 0)."""
-    return Fraction(x) if math.isfinite(x) else Fraction(1)
+def _frac(k: int) -> Ball:
+    """The exact ball k / ONE (k <= ONE < 2^53, so the float is exact)."""
+    return to_ball(k * 2.0**-50)
 
 
-def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140) -> LossLattice:
-    """The smallest lattice (by doubling, then bisection of each end) whose ends hold P-mass below
-    2^-tail_bits: P(L > hi h) and P(L <= lo h). The choice only steers tightness (the bound holds
-    for any lattice: mass beyond the ends is placed at lo h or at +inf, as in the module
-    docstring), so it is made at 64 bits.
+def _floor(x: float) -> int:
+    """An int <= x, >= 0 (0 for nan); x a float in units of 1/ONE."""
+    return max(math.floor(x), 0) if math.isfinite(x) else 0
+
+
+def _ceil(x: float) -> int:
+    """An int >= x (ONE for inf or nan: the callers cap it by the room left)."""
+    return math.ceil(x) if math.isfinite(x) else ONE
+
+
+def _point_balls(lattice: LossLattice) -> list[Ball]:
+    """Exact balls of point(lo + i), i = 0..hi - lo (dyadic h and offset: sums of dyadics are
+    exact at any precision that holds their bits, and a ball containing them otherwise)."""
+    off, h = to_ball(lattice.offset), to_ball(lattice.h)
+    return [off + h * k for k in range(lattice.lo, lattice.hi + 1)]
+
+
+def _imbalance(groups: list[Group], lattice: LossLattice, below: int) -> float:
+    """sum of P_g (log(P_g/Q_g) - l_g) over the groups with index < ``below``, in floats: the
+    first-order loss of the lower bound (what lowering the groups to their points gives away)."""
+    total = 0.0
+    for i, mass_p, mass_q in groups:
+        pf, qf = float(mass_p.mid()), float(mass_q.mid())
+        if i < below and pf > 0 and qf > 0:
+            total += pf * (math.log(pf / qf) - float(lattice.point(lattice.lo + i)))
+    return total
+
+
+def choose_offset(pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int = 8) -> Fraction:
+    """The lattice offset in [0, h) whose lower-bound construction gives away the least, measured
+    in floats (:func:`_imbalance`) on a window of 2 x 160 cells around the P-median of the loss: a
+    scan of ``tries`` offsets, then ``refine`` halvings of a pattern search around the best.
+
+    Why: the balancing sweeps arrive at the mode with a phase that the offset moves continuously,
+    and what they cannot balance there is lost at first order in the cell's mass. Where the loss
+    has a hard edge with much mass near it (the subsampled Gaussian: L >= log(1 - q)), that loss
+    varies with the offset from nearly 0 to over 100 h^2 per step (q = 0.004, sigma = 0.52), and n
+    steps multiply it. The choice only steers tightness: every offset gives sound bounds.
+
+    Contract: a dyadic Fraction in [0, h); no enclosure.
+    """
+    with workprec(64):
+        base = lattice_for(pair, h)
+        k_lo, k_hi = base.lo, base.hi  # P(L > point(k_lo)) > 1/2 >= P(L > point(k_hi))
+        while k_hi - k_lo > 1:
+            mid = (k_lo + k_hi) // 2
+            t = pair.loss_tail(to_ball(base.point(mid)))
+            k_lo, k_hi = (mid, k_hi) if t is not None and t[0] > 0.5 else (k_lo, mid)
+
+        def cost(offset: Fraction) -> float:
+            full = lattice_for(pair, h, offset=offset)
+            window = LossLattice(h, max(full.lo, k_lo - 160), min(full.hi, k_lo + 160), offset)
+            groups = _lower_groups(pair, window, _cell_masses(pair, window))
+            return _imbalance(groups, window, below=window.hi - window.lo - 8)  # not the cut top
+
+        costs = {h * Fraction(j, tries): 0.0 for j in range(tries)}
+        for offset in costs:
+            costs[offset] = cost(offset)
+        best = min(costs, key=costs.__getitem__)
+        step = h / tries
+        for _ in range(refine):
+            step /= 2
+            for cand in (best - step, best + step):
+                cand %= h
+                if cand not in costs:
+                    costs[cand] = cost(cand)
+            best = min(costs, key=costs.__getitem__)
+    return best
+
+
+def _meeting_cell(
+    pair: PrivacyPair, lattice: LossLattice, tails: list[tuple[Ball, Ball]], p: list[Ball], A: list[Ball], B: list[Ball]
+) -> int | None:
+    """The cell m (2 <= m <= n - 2) where the balancing sweep down from the top (groups > m) and the
+    sweep up from the bottom (groups < m - 1) meet, among the cells from 8 below the mode of the
+    cell masses to 1 above it, chosen so that the pieces of cell m balance groups m and m - 1 best
+    (what stays unbalanced costs its A-content; the sweeps alternate, so the mismatch depends on
+    the parity of m). The bottom-up sweep is not used above the mode, where it is unstable and
+    pairs whole cells. Floats only steer: every fraction and cut is certified afterwards. None if
+    there are fewer than 4 cells."""
+    n = len(p)
+    if n < 4:
+        return None
+    lo = lattice.lo
+    pf = [float(x.mid()) for x in p]
+    af = [float(x.mid()) for x in A]
+    bf = [float(-x.mid()) for x in B]
+    mode = max(range(n), key=lambda k: pf[k])
+
+    def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
+        used, u, v = [0.0] * (n + 1), [0.0] * n, [0.0] * n
+        for i in order:
+            if not (af[i] > 0 and bf[i] > 0):
+                continue
+            r = af[i] / bf[i]
+            if down:
+                vi = 1 - used[i + 1]
+                ui = min(1 - used[i], vi * r)
+                vi = min(vi, ui / r)
+            else:
+                ui = 1 - used[i]
+                vi = min(1 - used[i + 1], ui / r)
+                ui = min(ui, vi * r)
+            u[i], v[i] = ui, vi
+            used[i] += ui
+            used[i + 1] += vi
+        return u, v
+
+    u_top, _ = sweep(range(n - 2, 0, -1), True)
+    _, v_bottom = sweep(range(1, n - 1), False)
+    best, best_cost = None, math.inf
+    with workprec(64):
+        for m in range(max(2, mode - 8), min(n - 2, mode + 1) + 1):
+            a = lattice.point(lo + m - 1)
+            ea, eb = math.exp(float(a)), math.exp(float(lattice.point(lo + m)))
+            credit = (1 - u_top[m + 1]) * af[m]
+            cuts = [tails[m - 1]]
+            for j in range(1, 32):
+                t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, 32)))
+                assert t is not None  # the caller has the tails of this pair
+                cuts.append(t)
+            cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
+            j = 32  # the lowest cut at which group m is still balanced
+            while j > 0 and (cf[j - 1][0] - cf[32][0]) - eb * (cf[j - 1][1] - cf[32][1]) + credit >= 0:
+                j -= 1
+            slack = (cf[j][0] - cf[32][0]) - eb * (cf[j][1] - cf[32][1]) + credit  # > 0 only at j = 0
+            avail = (cf[0][0] - cf[j][0]) - ea * (cf[0][1] - cf[j][1])
+            need = (1 - v_bottom[m - 2]) * bf[m - 1]
+            cost = slack + abs(need - avail)
+            if cost < best_cost:
+                best, best_cost = m, cost
+    return best
+
+
+def _split_meeting_cell(
+    pair: PrivacyPair, lattice: LossLattice, m: int, tails: list[tuple[Ball, Ball]], credit: Ball
+) -> tuple[tuple[Ball, Ball], tuple[Ball, Ball]]:
+    """Cut the cell m = (a, b] where the two balancing sweeps meet at a dyadic loss c into the
+    upper piece (c, b], which joins group m (at b; ``credit`` = v_m A_m >= 0 is what its share of
+    cell m + 1 brings), and the lower piece (a, c], which goes to group m - 1 (at a). Returns the
+    (P, Q)-masses of the upper and the lower piece. c is the smallest point found by bisection at
+    which P - e^b Q of the upper piece plus ``credit`` is certified >= 0 (group m's loss >= b);
+    c = b (no upper piece) always qualifies.
+
+    Why: random fractions of this cell leave a share that neither group can balance (the sweeps
+    arrive with fractions that need not add up to 1), and that share, lowered to a, costs first
+    order in h (measured: 12% of the largest cell at q = 0.01, sigma = 0.8). Contiguous pieces give
+    group m the highest losses, which balance best, and the rest, at losses >= a, goes to m - 1."""
+    a, b = lattice.point(lattice.lo + m - 1), lattice.point(lattice.lo + m)
+    eb = to_ball(b).exp()
+
+    def pieces(c: Fraction) -> tuple[tuple[Ball, Ball], tuple[Ball, Ball]]:
+        t_c = tails[m] if c == b else pair.loss_tail(to_ball(c))
+        if t_c is None:  # the caller has the tails of this pair already
+            raise Unsupported(f"{pair.mechanism}: no loss distribution")
+        up = (t_c[0] - tails[m][0], t_c[1] - tails[m][1])
+        return up, (tails[m - 1][0] - t_c[0], tails[m - 1][1] - t_c[1])
+
+    def balanced(c: Fraction) -> bool:
+        up = pieces(c)[0]
+        return bool(up[0] - eb * up[1] + credit >= 0)
+
+    if not balanced(b):
+        return pieces(b)  # credit not proved >= 0: the whole cell goes to m - 1
+    low, high = a, b  # balanced(high); the answer lies in [low, high]
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (low, mid) if balanced(mid) else (mid, high)
+    return pieces(high)
+
+
+def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fraction = Fraction(0)) -> LossLattice:
+    """The smallest lattice of points offset + kh (by doubling, then bisection of each end) whose
+    ends hold P-mass below 2^-tail_bits: P(L > point(hi)) and P(L <= point(lo)). The choice only
+    steers tightness (the bound holds for any lattice: mass beyond the ends is placed at
+    point(lo) or at +inf, as in the module docstring), so it is made at 64 bits.
 
     Contract: a valid LossLattice (lo < hi); no enclosure.
     """
@@ -202,7 +420,7 @@ def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140) -> LossLat
 
     def small(k: int, upper: bool) -> bool:
         with workprec(64):
-            tails = pair.loss_tail(to_ball(h * k))
+            tails = pair.loss_tail(to_ball(offset + h * k))
         if tails is None:
             raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
         mass = tails[0] if upper else 1 - tails[0]
@@ -220,14 +438,18 @@ def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140) -> LossLat
             k, inner = (mid, inner) if small(mid, sign > 0) else (k, mid)
         return k
 
-    return LossLattice(h, end(-1), end(1))
+    # one more cell below: the balancing of the lower bound starts from an empty cell, so that
+    # its bottom sweep never begins with a cell that holds the lowest losses (measured: that can
+    # cost 20x more at some offsets)
+    return LossLattice(h, end(-1) - 1, end(1), offset)
 
 
 @dataclass(frozen=True)
 class Composed:
     """The pruned n-fold power of a lattice pmf, with suffix sums so that the bound at any eps
-    costs O(1): sum_{kh > eps} c_k g_eps(kh) = S0(j) - e^eps S1(j), S0(j) = sum_{i >= j} c_i,
-    S1(j) = sum_{i >= j} c_i e^{-(base + i) h}, j the first index whose loss exceeds eps."""
+    costs O(1): sum_{l_k > eps} c_k g_eps(l_k) = S0(j) - e^eps S1(j), S0(j) = sum_{i >= j} c_i,
+    S1(j) = sum_{i >= j} c_i e^{-l_i}, j the first index whose loss exceeds eps; the loss of
+    index i is l_i = shift + (base + i) h with shift = steps * offset."""
 
     pmf: LatticePmf
     steps: int
@@ -236,15 +458,19 @@ class Composed:
     s1: list[Ball]
     extra: Ball  # pruned mass + 1 - (1 - p_inf)^n: counted at g = 1
 
+    def loss(self, j: int) -> Fraction:
+        """The loss of index j (exact)."""
+        return self.steps * self.pmf.lattice.offset + self.pmf.lattice.h * (self.base + j)
+
     def _first_index(self, e: Ball) -> int:
-        """The first index whose loss (base + j) h is certainly > e (len(s0) if none)."""
-        h = to_ball(self.pmf.lattice.h)
-        if not e < h * (self.base + len(self.s0)):
+        """The first index whose loss is certainly > e (len(s0) if none)."""
+        if not e < to_ball(self.loss(len(self.s0))):
             return len(self.s0)  # beyond every atom (also a huge or infinite eps)
-        if e < h * self.base:
+        if e < to_ball(self.loss(0)):
             return 0
-        j = max(0, math.floor(float(e.mid()) / float(self.pmf.lattice.h)) - self.base - 2)
-        while j < len(self.s0) and not h * (self.base + j) > e:
+        h = float(self.pmf.lattice.h)
+        j = max(0, math.floor((float(e.mid()) - float(self.loss(0))) / h) - 2)
+        while j < len(self.s0) and not to_ball(self.loss(j)) > e:
             j += 1
         return j
 
@@ -274,11 +500,11 @@ def compose(pmf: LatticePmf, steps: int) -> Composed:
         raise invalid("steps", steps, "must be >= 1")
     h, lo = pmf.lattice.h, pmf.lattice.lo
     length = (len(pmf.coeffs) - 1) * steps + 1
-    offset, c, dropped = power_pruned(pmf.coeffs, steps, length, to_ball(PRUNE_FLOOR))
-    base = lo * steps + offset
+    first, c, dropped = power_pruned(pmf.coeffs, steps, length, to_ball(PRUNE_FLOOR))
+    base = lo * steps + first
     s0, s1 = [to_ball(0)] * (len(c) + 1), [to_ball(0)] * (len(c) + 1)
     step = to_ball(-h).exp()
-    weight = (to_ball(-h) * (base + len(c) - 1)).exp()
+    weight = to_ball(-(steps * pmf.lattice.offset + h * (base + len(c) - 1))).exp()
     for i in range(len(c) - 1, -1, -1):
         s0[i] = s0[i + 1] + c[i]
         s1[i] = s1[i + 1] + c[i] * weight
@@ -354,16 +580,20 @@ def eps_upper(composed: Composed, delta: Fraction, tol: Fraction = Fraction(1, 2
     return hi
 
 
-#: default lattice spacing of the command line (2^-11: eps within about 1e-3 relative for
-#: DP-SGD settings such as q = 0.01, sigma = 0.8, 500 steps; docs/math.md §10)
+#: default lattice spacing (2^-11: the two-sided eps enclosure of DP-SGD settings such as q = 0.01,
+#: sigma = 0.8, 500 steps is within 1e-4 relative; docs/math.md §10)
 DEFAULT_H = Fraction(1, 2**11)
+
+#: the factor by which a direction that only has to be shown dominated is coarsened
+COARSE_FACTOR = 8
 
 
 @dataclass(frozen=True)
 class PldResult:
     """A two-sided enclosure from the lattice bounds with the grid that recomputes it: ``enclosure``
-    is [lower, upper] of eps (or delta); its upper end is the sound value; ``grid`` holds the
-    lattice of each direction, the steps and the pruning floor."""
+    is [lower, upper] of eps (or delta); its upper end is the sound value; ``grid`` holds, per
+    direction, the lattice (h, offset, lo, hi) and the two ends it gave, plus the steps and the
+    pruning floor."""
 
     quantity: str
     enclosure: Enclosure
@@ -382,11 +612,69 @@ def _steps_and_pairs(pair: PrivacyPair) -> tuple[list[PrivacyPair], int]:
     return [pair], steps
 
 
+def tuned_lattice(pair: PrivacyPair, h: Fraction) -> LossLattice:
+    """The lattice of spacing h that certdp uses for ``pair``: offset by :func:`choose_offset`,
+    ends by :func:`lattice_for`.
+
+    Contract: a valid LossLattice; its choice only steers tightness (no enclosure).
+    """
+    return lattice_for(pair, h, offset=choose_offset(pair, h))
+
+
+def side_bounds(
+    pair: PrivacyPair,
+    steps: int,
+    lattice: LossLattice,
+    *,
+    delta: Fraction | None = None,
+    eps: Fraction | None = None,
+    sides: tuple[str, ...] = ("lower", "upper"),
+) -> dict[str, Ball]:
+    """The requested sides of eps(delta) (or delta(eps)) of the ``steps``-fold composition of one
+    pair on ``lattice``, as exact balls: "upper" from the dominating pair (:func:`eps_upper`;
+    delta: the upper end of Composed.delta_upper), "lower" from the dominated one
+    (:func:`eps_lower`; delta: the lower end of Composed.delta_lower, at least 0).
+
+    Contract: lower <= the exact value <= upper, for any lattice (docs/math.md §10).
+    """
+    if (delta is None) == (eps is None):
+        raise InvalidArgument("give exactly one of delta and eps")
+    cells = _cell_masses(pair, lattice)
+    out: dict[str, Ball] = {}
+    for side in sides:
+        if side == "upper":
+            composed = compose(upper_lattice_pmf(pair, lattice, cells), steps)
+            if delta is not None:
+                out[side] = to_ball(eps_upper(composed, delta))
+            else:
+                out[side] = composed.delta_upper(to_ball(eps)).upper()
+        elif side == "lower":
+            composed = compose(lower_lattice_pmf(pair, lattice, cells), steps)
+            if delta is not None:
+                out[side] = to_ball(eps_lower(composed, delta))
+            else:
+                out[side] = composed.delta_lower(to_ball(eps)).lower().max(to_ball(0))
+        else:
+            raise invalid("side", side, "must be lower or upper")
+    return out
+
+
+def lattice_record(lattice: LossLattice) -> dict[str, object]:
+    """Contract: the exact fields that rebuild ``lattice`` (decimal strings and integers)."""
+    return {"h": str(lattice.h), "offset": str(lattice.offset), "lo": lattice.lo, "hi": lattice.hi}
+
+
 def pld_bounds(
     pair: PrivacyPair, *, delta: Fraction | None = None, eps: Fraction | None = None, h: Fraction = DEFAULT_H
 ) -> PldResult:
     """Two-sided certified eps at ``delta`` (or delta at ``eps``) of a pair or an n-fold composition
     of one pair, by the lattice bounds; ``both`` directions take the larger value of each end.
+
+    With two directions, both are first bounded on a lattice COARSE_FACTOR times coarser; the one
+    with the larger coarse upper end is computed at h, and the other only when its coarse upper
+    end exceeds that lower end (else it cannot change either end of the max: its upper is below
+    the max's lower, and the max's lower is at least the computed direction's). The grid records
+    which lattice each direction used.
 
     Contract: lower <= the exact eps(delta) (resp. delta(eps)) <= upper, and upper is a sound
     value (module docstring; docs/math.md §10); Unsupported for pairs without ``loss_tail``.
@@ -394,24 +682,34 @@ def pld_bounds(
     if (delta is None) == (eps is None):
         raise InvalidArgument("give exactly one of delta and eps")
     pairs, steps = _steps_and_pairs(pair)
-    lows, ups, grid = [], [], {}
-    for p in pairs:
-        lattice = lattice_for(p, h)
-        up, low = compose(upper_lattice_pmf(p, lattice), steps), compose(lower_lattice_pmf(p, lattice), steps)
-        name = getattr(p, "direction", "pair")
-        grid[name] = {"h": str(h), "lo": lattice.lo, "hi": lattice.hi}
-        # exact ends (balls of radius 0): the larger of each end over the directions
-        if delta is not None:
-            ups.append(to_ball(eps_upper(up, delta)))
-            lows.append(to_ball(eps_lower(low, delta)))
-        else:
-            e = to_ball(eps)
-            ups.append(up.delta_upper(e).upper())
-            lows.append(low.delta_lower(e).lower().max(to_ball(0)))
+    results: dict[str, tuple[dict[str, Ball], LossLattice]] = {}
+
+    def run(p: PrivacyPair, hh: Fraction) -> tuple[dict[str, Ball], LossLattice]:
+        lattice = tuned_lattice(p, hh)
+        return side_bounds(p, steps, lattice, delta=delta, eps=eps), lattice
+
+    names = [getattr(p, "direction", "pair") for p in pairs]
+    if len(pairs) == 1:
+        results[names[0]] = run(pairs[0], h)
+    else:
+        coarse = {name: run(p, h * COARSE_FACTOR) for name, p in zip(names, pairs, strict=True)}
+        order = sorted(names, key=lambda k: -float(coarse[k][0]["upper"].mid()))
+        main = order[0]
+        results[main] = run(pairs[names.index(main)], h)
+        for name in order[1:]:
+            dominated = coarse[name][0]["upper"] <= results[main][0]["lower"]
+            results[name] = coarse[name] if dominated else run(pairs[names.index(name)], h)
+    grid: dict[str, object] = {}
+    prec = current_prec()
+    for name, (ends, lattice) in results.items():
+        low_s = Enclosure.from_ball(ends["lower"], prec).lower_str()
+        up_s = Enclosure.from_ball(ends["upper"], prec).upper_str()
+        grid[name] = {**lattice_record(lattice), "lower": low_s, "upper": up_s}
     grid.update(steps=steps, prune_floor=str(PRUNE_FLOOR))
-    low, up = lows[0], ups[0]
-    for lo_i, up_i in zip(lows[1:], ups[1:], strict=True):
-        low, up = low.max(lo_i), up.max(up_i)
+    ends_all = [r[0] for r in results.values()]
+    low, up = ends_all[0]["lower"], ends_all[0]["upper"]
+    for ends in ends_all[1:]:  # exact balls (radius 0): max is exact
+        low, up = low.max(ends["lower"]), up.max(ends["upper"])
     if low > up:  # both are proved, so this cannot happen unless a bound is wrong: refuse loudly
         raise AssertionError(f"lattice bounds cross: {low} > {up}")
     enc = Enclosure.from_ball(low.union(up), current_prec())
