@@ -50,12 +50,12 @@ def _prune(offset: int, poly: arb_poly, floor: arb, dropped: list[arb], weight: 
     ``dropped[0]``. Reads the coefficients by index from the ends (no list of the whole poly)."""
     n = poly.length()
     lo, hi = 0, n
-    lost = arb(0)
-    while lo < hi and (c := poly[lo]).upper() < floor:
-        lost += c.upper().max(arb(0))
+    lost, zero = arb(0), arb(0)
+    while lo < hi and (c := poly[lo]) < floor:  # an arb is < floor iff all of it is
+        lost += c.upper().max(zero)
         lo += 1
-    while hi > lo and (c := poly[hi - 1]).upper() < floor:
-        lost += c.upper().max(arb(0))
+    while hi > lo and (c := poly[hi - 1]) < floor:
+        lost += c.upper().max(zero)
         hi -= 1
     dropped[0] += weight * lost
     if lo == 0 and hi == n:
