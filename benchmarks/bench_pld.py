@@ -1,20 +1,21 @@
-"""PLD epsilon of DP-SGD (Poisson-subsampled Gaussian, remove direction): certdp's certified
-two-sided enclosure (certdp.notions.pld) against dp_accounting's PLD accountant and
-prv_accountant, side by side from one run, with times.
+"""PLD epsilon of DP-SGD (Poisson-subsampled Gaussian, add-or-remove): certdp's certified
+two-sided enclosure (certdp.notions.pld.pld_bounds, the default of `certdp eps`) against
+dp_accounting's PLD accountant and prv_accountant, side by side from one run, with times; and
+the calibration of sigma against dp_accounting's PLD calibration.
 
-Run: python benchmarks/bench_pld.py [--first K]   (dp-accounting, prv-accountant in the benchmark
-env only; a missing peer prints "n/a"). ``--first K`` runs the first K settings only.
+Run: python benchmarks/bench_pld.py [--first K] [--no-calibration]   (dp-accounting and
+prv-accountant in the benchmark environment only; a missing peer prints "n/a").
 
-The peers return floats with no proved error bar: dp_accounting's PLD accountant (its default
-value discretisation 1e-4, and 1e-5) is a pessimistic float estimate over add-or-remove;
-prv_accountant reports (lower, estimate, upper) from float error bounds. certdp's
-[eps_low, eps_up] is proved: eps_up is a sound epsilon and every eps below eps_low is a proved
-violation.
+The peers return floats with no proved error bar: dp_accounting's PLDAccountant (0.6: pessimistic
+estimates, add-or-remove) at its default value discretisation 1e-4 and at 1e-5 (its finest
+practical one: ~10x the time); prv_accountant reports (lower, estimate, upper) from float error
+bounds, at eps_error 0.1 and 0.01. certdp's [eps_low, eps_up] is proved for both directions
+(`both`): eps_up is a sound epsilon and every eps below eps_low is a proved violation.
 
-Measured (2026-12-02, q = 0.01, sigma = 0.8, 500 steps, delta = 1e-5): certdp [2.3850549,
-2.3996535] in 5.9 s at h = 2^-10 and [2.3969567, 2.3994913] in 14.0 s at 2^-11; dp_accounting
-2.3994394 (1.0 s, vdi 1e-4) and 2.3994372 (13.3 s, vdi 1e-5); prv_accountant [2.3892137,
-2.4096662], estimate 2.3994399 (0.5 s, eps_error 0.01).
+Measured (2026-12-02, one run of `python benchmarks/bench_pld.py`, 2-core machine): see the
+"Measured" section of docs/math.md §10 and the issue note; the anchor q = 0.01, sigma = 0.8,
+500 steps, delta = 1e-5 gives certdp [2.3993301, 2.3994916] in about 9 s, dp_accounting
+2.3994372 at vdi 1e-5 in about 13 s.
 """
 
 from __future__ import annotations
@@ -24,43 +25,38 @@ import time
 from fractions import Fraction
 
 from certdp.enclose import workprec
-from certdp.notions.pld import compose, eps_lower, eps_upper, lattice_for, lower_lattice_pmf, upper_lattice_pmf
-from certdp.pairs.subsampled import SubsampledGaussian
+from certdp.notions.pld import pld_bounds
+from certdp.pairs import SubsampledGaussian, compose
 
-# (q, sigma, steps, delta): the issue's anchor and tightness settings, and two small ones
+# (q, sigma, steps, delta): the issue's anchor and tightness settings, and two more
 SETTINGS = [
     ("0.01", "0.8", 500, "1e-5"),
-    ("0.1", "1.5", 100, "1e-5"),
     ("0.004", "0.52", 2500, "1e-5"),
+    ("0.1", "1.5", 100, "1e-5"),
     ("0.05", "1.0", 50, "1e-6"),
     ("0.001", "2.0", 1000, "1e-8"),
 ]
 
 
-def certdp_eps(q: str, sigma: str, steps: int, delta: str, h: Fraction) -> tuple[float, float, float]:
+def certdp_eps(q: str, sigma: str, steps: int, delta: str) -> tuple[float, float, float]:
     t0 = time.time()
-    pair = SubsampledGaussian(q, sigma, "remove")
-    d = Fraction(delta)
     with workprec(128):
-        lattice = lattice_for(pair, h)
-        up = eps_upper(compose(upper_lattice_pmf(pair, lattice), steps), d)
-        low = eps_lower(compose(lower_lattice_pmf(pair, lattice), steps), d)
-    return float(low), float(up), time.time() - t0
+        res = pld_bounds(compose(SubsampledGaussian(q, sigma, "both"), steps), delta=Fraction(delta))
+    return float(res.enclosure.lower), float(res.enclosure.upper), time.time() - t0
 
 
-def dp_accounting_eps(q: str, sigma: str, steps: int, delta: str, vdi: float) -> str:
-    """dp_accounting 0.6's PLDAccountant (add-or-remove: the larger of the two directions, so it
-    is >= the remove direction certdp reports here) at value_discretization_interval ``vdi``."""
+def dp_accounting_eps(q: str, sigma: str, steps: int, delta: str, vdi: float) -> tuple[str, float | None]:
+    """dp_accounting's PLDAccountant (add-or-remove) at value_discretization_interval ``vdi``."""
     try:
         from dp_accounting import dp_event, pld
     except ImportError:
-        return "n/a"
+        return "n/a", None
     t0 = time.time()
     acc = pld.PLDAccountant(value_discretization_interval=vdi)
     event = dp_event.PoissonSampledDpEvent(float(q), dp_event.GaussianDpEvent(float(sigma)))
     acc.compose(dp_event.SelfComposedDpEvent(event, steps))
     eps = acc.get_epsilon(float(delta))
-    return f"{eps:.7f} ({time.time() - t0:.1f} s)"
+    return f"{eps:.7f} ({time.time() - t0:.1f} s)", eps
 
 
 def prv_eps(q: str, sigma: str, steps: int, delta: str, eps_error: float) -> str:
@@ -75,19 +71,61 @@ def prv_eps(q: str, sigma: str, steps: int, delta: str, eps_error: float) -> str
     return f"[{low:.7f}, {up:.7f}] est {est:.7f} ({time.time() - t0:.1f} s)"
 
 
+def calibration(q: str, steps: int, eps: str, delta: str) -> None:
+    """certdp's PLD calibration (step 1e-5, proved violation one step below) against
+    dp_accounting's calibrate_dp_mechanism with its PLD accountant (vdi 1e-4, tol 1e-5)."""
+    from certdp.calibrate.pld import calibrate_pld
+
+    t0 = time.time()
+    res = calibrate_pld(q, steps, eps, delta)
+    proved = "violation at sigma - step proved" if res.refutation is not None else "violation not proved"
+    print(f"  certdp PLD calibration: sigma = {float(res.sigma)} ({proved}; {time.time() - t0:.1f} s)")
+    try:
+        from dp_accounting import dp_event, mechanism_calibration, pld
+    except ImportError:
+        print("  dp_accounting calibration: n/a")
+        return
+    t0 = time.time()
+
+    def event(s: float) -> dp_event.DpEvent:
+        return dp_event.SelfComposedDpEvent(
+            dp_event.PoissonSampledDpEvent(float(q), dp_event.GaussianDpEvent(s)), steps
+        )
+
+    sigma = mechanism_calibration.calibrate_dp_mechanism(
+        lambda: pld.PLDAccountant(value_discretization_interval=1e-4),
+        event,
+        float(eps),
+        float(delta),
+        mechanism_calibration.LowerEndpointAndGuess(0.3, 1.0),
+        tol=1e-5,
+    )
+    print(f"  dp_accounting PLD calibration (vdi 1e-4, tol 1e-5): sigma = {sigma:.7f} ({time.time() - t0:.1f} s)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--first", type=int, default=len(SETTINGS), help="run the first K settings only")
+    parser.add_argument("--no-calibration", action="store_true", help="skip the calibration comparison")
     args = parser.parse_args()
     for q, sigma, steps, delta in SETTINGS[: args.first]:
         print(f"q={q} sigma={sigma} steps={steps} delta={delta}")
-        for k in (10, 11):
-            low, up, secs = certdp_eps(q, sigma, steps, delta, Fraction(1, 2**k))
-            print(f"  certdp h=2^-{k}: [{low:.7f}, {up:.7f}]  width/eps {(up - low) / up:.1e}  ({secs:.1f} s)")
-        for vdi in (1e-4, 1e-5):  # its default, and finer
-            print(f"  dp_accounting PLD vdi={vdi:g}: {dp_accounting_eps(q, sigma, steps, delta, vdi)}")
+        low, up, secs = certdp_eps(q, sigma, steps, delta)
+        print(
+            f"  certdp (h=2^-11, both directions): [{low:.7f}, {up:.7f}]"
+            f"  width/eps {(up - low) / up:.1e}  ({secs:.1f} s)"
+        )
+        for vdi in (1e-4, 1e-5):
+            text, value = dp_accounting_eps(q, sigma, steps, delta, vdi)
+            where = ""
+            if value is not None:
+                where = " inside" if low <= value <= up else (" ABOVE" if value > up else " BELOW (optimistic)")
+            print(f"  dp_accounting PLD vdi={vdi:g}: {text}{where} certdp's enclosure")
         for err in (0.1, 0.01):
             print(f"  prv_accountant eps_error={err:g}: {prv_eps(q, sigma, steps, delta, err)}")
+    if not args.no_calibration:
+        print("calibration: q=0.01 steps=500 (3, 1e-5)")
+        calibration("0.01", 500, "3", "1e-5")
 
 
 if __name__ == "__main__":

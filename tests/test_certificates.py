@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import stat
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,24 @@ from hypothesis import strategies as st
 from certdp.cert.crypto import digest_hex
 from certdp.cert.write import finalize
 from certdp.cli import main
+
+#: a PLD calibration that takes a few seconds: 20 steps, a coarse lattice (2^-9) and step 1e-3
+PLD_CALIBRATION = [
+    "calibrate",
+    "subsampled-gaussian",
+    "--q",
+    "0.05",
+    "--steps",
+    "20",
+    "--epsilon",
+    "1",
+    "--delta",
+    "1e-5",
+    "--step",
+    "0.001",
+    "--h",
+    "0.001953125",
+]
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +54,17 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "3",
         "--delta",
         "1e-5",
+        "--via",
+        "rdp",
         "--out",
         str(cert),
         "--sign",
         str(key),
         "--json",
     ]
+    assert main(argv) == 0
+    pld = d / "pld.json"
+    argv = [*PLD_CALIBRATION, "--out", str(pld), "--sign", str(key), "--json"]
     assert main(argv) == 0
     ra = d / "ra.json"
     argv = [
@@ -61,7 +85,14 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "--json",
     ]
     assert main(argv) == 0
-    return {"key": key, "pub": Path(str(key) + ".pub"), "other_pub": Path(str(other) + ".pub"), "eps": cert, "ra": ra}
+    return {
+        "key": key,
+        "pub": Path(str(key) + ".pub"),
+        "other_pub": Path(str(other) + ".pub"),
+        "eps": cert,
+        "pld": pld,
+        "ra": ra,
+    }
 
 
 def verify(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
@@ -78,7 +109,7 @@ def test_key_file_modes(signed: dict[str, Path]) -> None:
 
 
 def test_valid_certificates_verify(signed: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    for name in ("eps", "ra"):
+    for name in ("eps", "pld", "ra"):
         code, out = verify(signed[name], capsys, "--pubkey", str(signed["pub"]))
         assert code == 0, out
         rec = json.loads(out)
@@ -231,3 +262,69 @@ def test_certificate_is_written_atomically(signed: dict[str, Path]) -> None:
     doc = json.loads(signed["eps"].read_text())
     assert doc["format"] == "certdp-certificate/1" and doc["body"]["flint_version"]
     assert copy.deepcopy(doc["body"]["claim"]["method"]["orders"])[:3] == [2, 3, 4]
+
+
+def test_pld_certificate_states_a_proved_violation(signed: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    """The PLD certificate's claim is recomputed by the lattice upper bound and its refutation by
+    the lower bound, which the output states as a violation of (epsilon, delta)-DP."""
+    code, out = verify(signed["pld"], capsys, "--pubkey", str(signed["pub"]))
+    rec = json.loads(out)
+    assert code == 0 and [c["method"] for c in rec["checks"]] == ["pld-upper", "pld-lower"]
+    assert "NOT (epsilon, delta)-DP" in rec["checks"][1]["means"]
+    body = json.loads(signed["pld"].read_text())["body"]
+    assert set(body["claim"]["method"]["lattices"]) == {"remove", "add"}
+    assert Fraction(body["claim"]["result"]["upper"]) <= 1 < Fraction(body["refutation"]["result"]["lower"])
+
+
+def _pld_tamper(doc: dict, what: str) -> None:
+    claim, ref = doc["body"]["claim"], doc["body"]["refutation"]
+    lat = claim["method"]["lattices"]["remove"]
+    if what == "h-not-power-of-two":
+        lat["h"] = "0.003"
+    elif what == "offset-not-below-h":
+        lat["offset"] = lat["h"]
+    elif what == "missing-direction":
+        del claim["method"]["lattices"]["add"]
+    elif what == "claim-by-lower-bound":
+        claim["method"]["name"] = "pld-lower"
+    elif what == "refutation-by-upper-bound":
+        ref["method"]["name"] = "pld-upper"
+    elif what == "prune-bits":
+        claim["method"]["prune_floor_bits"] = 10
+    elif what == "orders-too":
+        claim["method"]["orders"] = [2, 3]
+    elif what == "too-many-cells":
+        lat["hi"] = lat["lo"] + (1 << 22)
+    elif what == "coarse-refutation":  # a valid lattice on which the lower bound cannot prove it
+        ref["method"]["lattices"]["remove"] = {"h": "0.0625", "offset": "0", "lo": -2, "hi": 60}
+    elif what == "tighter-claim":  # below what the upper bound proves at this sigma
+        claim["threshold"] = ref["threshold"] = "0.9"
+
+
+@pytest.mark.parametrize(
+    ("what", "code", "words"),
+    [
+        ("h-not-power-of-two", 1, "power of two"),
+        ("offset-not-below-h", 1, "offset"),
+        ("missing-direction", 1, "directions"),
+        ("claim-by-lower-bound", 1, "upper bound"),
+        ("refutation-by-upper-bound", 1, "lower bound"),
+        ("prune-bits", 1, "prune_floor_bits"),
+        ("orders-too", 1, "no orders"),
+        ("too-many-cells", 2, "cells"),
+        ("coarse-refutation", 1, "refuted"),
+        ("tighter-claim", 1, "refuted"),
+    ],
+)
+def test_pld_tampering_is_caught_by_the_reading_or_the_recomputation(
+    what: str, code: int, words: str, signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Re-digested (unsigned) PLD certificates with a lattice the verifier cannot validate, a method
+    that does not fit the relation, or a claim the recomputation does not prove: each is refused
+    (exit 1; a file beyond the work limits exit 2) with the field named."""
+    doc = json.loads(signed["pld"].read_text())
+    _pld_tamper(doc, what)
+    bad = tmp_path / "t.json"
+    _rewrite(doc, bad, resign=True)
+    got, out = verify(bad, capsys)
+    assert got == code and words in out, out

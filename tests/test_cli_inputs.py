@@ -34,7 +34,7 @@ CALIB_SG = ["calibrate", "subsampled-gaussian", "--q", "0.05", "--epsilon", "2",
 
 def test_epochs_of_subsampled_gaussian_mean_ceil_epochs_over_q(capsys: pytest.CaptureFixture[str]) -> None:
     # The defect: --epochs was dropped and one step calibrated (sigma far too small).
-    code, out, err = run([*CALIB_SG, "--epochs", "2", "--step", "1e-3", "--json"], capsys)
+    code, out, err = run([*CALIB_SG, "--epochs", "2", "--step", "1e-3", "--via", "rdp", "--json"], capsys)
     assert code == 0, err
     rec = json.loads(out)
     assert rec["steps"] == 40 and rec["epochs"] == "2" and rec["steps_rule"] == "ceil(epochs/q)"

@@ -27,10 +27,26 @@ FAST = [f for f in FILES if f.name.startswith("dpsgd_")] + [
 ]
 
 
-def test_all_thirteen_are_committed() -> None:
+def test_all_seventeen_are_committed() -> None:
+    """DP-SGD through PLD (the first family) and RDP (the second), and random allocation."""
     names = {f.name for f in FILES}
-    assert len([n for n in names if n.startswith("dpsgd_")]) == 4
+    assert len([n for n in names if n.startswith("dpsgd_pld_")]) == 4
+    assert len([n for n in names if n.startswith("dpsgd_q")]) == 4
     assert len([n for n in names if n.startswith("random_allocation_")]) == 9
+
+
+def test_the_pld_family_needs_less_noise_and_proves_its_refutation() -> None:
+    """Each PLD sigma is below the RDP sigma of the same setting; where a refutation is recorded it
+    is a pld-lower check (a proved violation), and where it is not, the file says why."""
+    for pld in ROOT.glob("dpsgd_pld_*.json"):
+        body = json.loads(pld.read_text())["body"]
+        rdp = json.loads((ROOT / pld.name.replace("dpsgd_pld_", "dpsgd_")).read_text())["body"]
+        sigma = Fraction(body["claim"]["mechanism"]["params"]["sigma"])
+        assert sigma < Fraction(rdp["claim"]["mechanism"]["params"]["sigma"]), pld.name
+        if body["refutation"] is None:
+            assert "not tight enough" in body["refutation_missing_reason"]
+        else:
+            assert body["refutation"]["method"]["name"] == "pld-lower"
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])

@@ -18,6 +18,7 @@ from scipy.special import ndtr
 from certdp.enclose import to_ball, workprec
 from certdp.errors import InvalidArgument, Unsupported
 from certdp.notions.pld import (
+    LatticeBounds,
     LossLattice,
     compose,
     eps_lower,
@@ -275,7 +276,7 @@ def test_cli_via_pld(capsys: pytest.CaptureFixture[str]) -> None:
     with mp.workdps(40):
         exact = _gaussian_delta(mp.mpf(1), mp.mpf(1))
         assert mp.mpf(rec["lower"]) <= exact <= mp.mpf(rec["upper"])
-    assert rec["via"] == "pld" and rec["grid"]["pair"]["h"] == "1/256" and rec["grid"]["steps"] == 25
+    assert rec["via"] == "pld" and rec["grid"]["pair"]["h"] == "0.00390625" and rec["grid"]["steps"] == 25
     assert rec["delta"] == rec["upper"]
     for bad in (["--h", "0"], ["--h", "nan"], ["--orders", "2,3"]):
         assert main(["eps", "gaussian", "--sigma", "2", "--delta", "1e-5", "--via", "pld", *bad]) == 2
@@ -364,3 +365,77 @@ def test_tuned_offset_makes_the_lower_bound_second_order_at_a_hard_edge() -> Non
     assert 0 <= lattice.offset < lattice.h
     low, up, fine_up = _low(ends["lower"]), _up(ends["upper"]), _up(fine["upper"])
     assert low <= fine_up and (up - low) <= up / 1000, (low, up, fine_up)
+
+
+def test_pld_is_the_default_accountant_of_subsampled_gaussian_compositions(capsys: pytest.CaptureFixture[str]) -> None:
+    """eps of a composed subsampled Gaussian goes through the lattice bounds unless --orders asks
+    for RDP or the composition exceeds the lattice accountant's MAX_STEPS; --h without pld is a
+    usage error for calibrate too."""
+    import json
+
+    from certdp.cli import main
+    from certdp.notions.pld import MAX_STEPS
+
+    base = ["eps", "subsampled-gaussian", "--q", "0.05", "--sigma", "1.5", "--delta", "1e-5", "--json"]
+    assert main([*base, "--steps", "10"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert rec["via"] == "pld" and Fraction(rec["lower"]) <= Fraction(rec["upper"])
+    assert main([*base, "--steps", "10", "--orders", "2,3,4"]) == 0
+    assert json.loads(capsys.readouterr().out)["via"] == "rdp"
+    assert main([*base, "--steps", str(MAX_STEPS + 1)]) == 0
+    assert json.loads(capsys.readouterr().out)["via"] == "rdp"
+    cal = ["calibrate", "subsampled-gaussian", "--q", "0.05", "--steps", "10", "--epsilon", "1", "--delta", "1e-5"]
+    assert main([*cal, "--via", "rdp", "--h", "0.001953125"]) == 2
+    assert main([*cal, "--h", "0.003"]) == 2
+    err = capsys.readouterr().err
+    assert "h=0.001953125 is not used" in err and "h=0.003 must be a power of two" in err
+
+
+def test_pld_calibration_is_below_rdp_and_proves_the_violation_one_step_below() -> None:
+    """q = 0.05, 20 steps, (1, 1e-5), step 1e-3, h = 2^-9: the certified PLD sigma meets the target,
+    sigma - step is proved to violate it (eps_lower > 1), and the RDP calibration on the same step
+    needs at least as much noise (RDP is an upper bound of the same curve)."""
+    from certdp.calibrate import calibrate_epsilon
+    from certdp.calibrate.pld import calibrate_pld
+
+    res = calibrate_pld("0.05", 20, "1", "1e-5", "0.001", h=Fraction(1, 2**9))
+    assert res.eps_upper <= 1 and res.refutation is not None
+    assert res.refutation[0].lower > 1 and res.sigma_miss == res.sigma - Fraction(1, 1000)
+    assert {s.direction for s in res.claim} == {"remove", "add"}
+    rdp = calibrate_epsilon("0.05", 20, "1", "1e-5", "0.001")
+    assert res.sigma <= rdp.sigma, (res.sigma, rdp.sigma)
+
+
+def test_first_atom_above_eps_is_found_exactly_at_huge_index() -> None:
+    """Attack finding: with |loss|/h near 2^60, a float estimate of the first lattice atom above eps
+    started 123 atoms too high and the certified upper delta fell below the exact value. One add
+    step of q = 1/2, sigma = 1/10 on h = 2^-60: upper >= exact (the closed form in mpmath) >= lower."""
+    q, s, h = Fraction(1, 2), Fraction(1, 10), Fraction(1, 2**60)
+    with mp.workdps(80):
+        top = int(mp.ceil(mp.log(2) * 2**60)) + 1
+        k = int(mp.floor(mp.log(2) * 2**60)) - 200
+    lo = top - 4096
+    lo, k = lo - lo % 128 + 63, k - k % 128 + 65
+    eps = Fraction(k, 2**60)
+    with workprec(256):
+        bounds = LatticeBounds(
+            SubsampledGaussian(q, s, "add"), 1, LossLattice(h, lo, top, Fraction(0)), Fraction(1, 2**200)
+        )
+        up, low = bounds.delta("upper", eps), bounds.delta("lower", eps)
+    with mp.workdps(80):  # add: L > t iff x < x(-t) (closed form of the inverse loss)
+        t, qq, ss = _mp(eps), mp.mpf(1) / 2, mp.mpf(1) / 10
+        x = ss**2 * mp.log((mp.e ** (-t) - 1 + qq) / qq) + mp.mpf(1) / 2
+        exact = mp.ncdf(x / ss) - mp.e**t * ((1 - qq) * mp.ncdf(x / ss) + qq * mp.ncdf((x - 1) / ss))
+        assert _low(low) <= exact <= _up(up), (_low(low), exact, _up(up))
+
+
+def test_lattices_that_miss_the_loss_range_give_sound_bounds_without_crashing() -> None:
+    """Attack finding: a lattice far from the loss range made the balancing ratio underflow to 0
+    (ZeroDivisionError). Any lattice must give sound bounds: two Gaussian steps with mu = 50 on
+    cells (1.25, 3.25] + offset: 0 <= lower <= exact delta(0) <= upper."""
+    with workprec(128):
+        bounds = LatticeBounds(Gaussian(50, 1), 2, LossLattice(Fraction(1, 4), 5, 13, Fraction(981, 4096)))
+        up, low = bounds.delta("upper", Fraction(0)), bounds.delta("lower", Fraction(0))
+    with mp.workdps(40):
+        exact = _gaussian_delta(mp.sqrt(2) / 50, mp.mpf(0))
+    assert 0 <= _low(low) <= exact <= _up(up)

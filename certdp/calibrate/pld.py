@@ -18,16 +18,37 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
-from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_SIGMA, calibration_step
+from certdp.cert.limits import MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import workprec
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
+from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
-from certdp.pairs import SubsampledGaussian
+from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
+from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, integer, real
 
 #: lattice spacing of the decisive evaluations: at 2^-12 the two-sided eps enclosure of typical
 #: DP-SGD settings is within about 2e-5 relative, below what a sigma step of 1e-5 moves eps
 CALIBRATION_H = Fraction(1, 2**12)
+
+
+def default_h(step: Fraction) -> Fraction:
+    """The lattice spacing a calibration with this sigma step needs: CALIBRATION_H at step 1e-5,
+    and since the bounds' error is second order in h, a factor 2 in h per factor 4 in the step
+    (step 0.01: 2^-7), within [2^-14, 2^-6].
+
+    Contract: a power of two in [2^-14, 2^-6]; no enclosure (it only steers tightness).
+    """
+    doublings = round(math.log2(float(step) / 1e-5) / 2)
+    return Fraction(1, 2 ** max(6, min(14, 12 - doublings)))
+
+
+#: eps_upper and eps_lower resolve eps on the grid 2^-40 Z
+EPS_RESOLUTION = Fraction(1, 2**40)
+
+#: most cells of a coarse probe's lattice (a probe only steers; the DP-SGD settings of the issue
+#: need at most 11k at 8 x 2^-12)
+COARSE_CELLS = 1 << 14
 
 #: default sigma step between claim and refutation for the PLD calibration
 PLD_STEP = "1e-5"
@@ -61,6 +82,7 @@ class PldCalibration:
     step: Fraction
     h: Fraction
     prec_bits: int
+    prune_floor: Fraction
     sigma: Fraction
     claim: list[SideResult]
     sigma_miss: Fraction
@@ -88,7 +110,7 @@ def calibrate_pld(
     delta: Number,
     step: Number = PLD_STEP,
     direction: str = "both",
-    h: Fraction = CALIBRATION_H,
+    h: Fraction | None = None,
     max_seconds: Number | Deadline | None = None,
 ) -> PldCalibration:
     """Smallest sigma on the ``step`` lattice whose certified PLD eps (every direction) is <= eps,
@@ -98,8 +120,11 @@ def calibrate_pld(
     the Illinois method in floats; at h, a Newton step with the coarse slope proposes the grid
     sigma, which certified evaluations then move by single steps until sigma meets the target and
     sigma - step does not. The other direction is shown to meet the target on the coarse lattice
-    when it can (refined at h otherwise). Every decision is a certified evaluation; floats only
+    when it can (refined at h otherwise). The refutation is tried at h and, if the lower bound is
+    not tight enough there, once at h/2. Every decision is a certified evaluation; floats only
     propose.
+
+    ``h`` None: :func:`default_h` of the step.
 
     Contract: for each SideResult in ``claim``, eps_upper <= eps is proved on its lattice (so
     sigma gives (eps, delta)-DP in every listed direction); if ``refutation`` is set, its
@@ -108,10 +133,16 @@ def calibrate_pld(
     """
     start = time.perf_counter()
     qq = real("q", q, gt=0, le=1)
+    h = default_h(calibration_step(step)) if h is None else h
     n = integer("steps", steps, ge=1)
-    if n > MAX_SG_STEPS:
-        raise LimitExceeded(f"steps={n} exceeds the calibration limit {MAX_SG_STEPS}")
+    if n > MAX_PLD_STEPS:
+        raise LimitExceeded(f"steps={n} exceeds {MAX_PLD_STEPS}, the most the PLD calibration composes: use --via rdp")
     target = real("epsilon", eps, gt=0)
+    if target < EPS_RESOLUTION:
+        raise LimitExceeded(
+            f"epsilon={fmt_value(eps)} is below {EPS_RESOLUTION} = 2^-40, the resolution of the lattice "
+            "accountant's epsilon search"
+        )
     d = real("delta", delta, gt=0, lt=1)
     st = calibration_step(step)
     dirs = _directions(direction)
@@ -127,9 +158,14 @@ def calibrate_pld(
         key = (sigma, d_name, hh, tuned)
         if key not in cache:
             deadline.check(f"probing sigma={fmt_value(sigma)}")
-            probes["coarse" if hh != h else "fine"] += 1
+            probes["coarse" if hh > h else "fine"] += 1
             pair = SubsampledGaussian(qq, sigma, d_name)
-            lattice = tuned_lattice(pair, hh, tail_bits) if tuned else lattice_for(pair, hh, tail_bits)
+            cells = COARSE_CELLS if hh > h else 0  # coarse probes only steer: refuse big lattices early
+            lattice = (
+                tuned_lattice(pair, hh, tail_bits, cells)
+                if tuned
+                else lattice_for(pair, hh, tail_bits, max_cells=cells)
+            )
             cache[key] = LatticeBounds(pair, n, lattice, floor)
         return cache[key]
 
@@ -140,6 +176,24 @@ def calibrate_pld(
         return bounds(sigma, d_name, hh, True).eps("lower", d)
 
     coarse_h = h * COARSE_FACTOR
+    # the smallest sigma on the step lattice that a certificate records
+    k_min = max(1, math.ceil(MIN_SIGMA / st))
+    s_min = k_min * st
+
+    def floor_meets() -> bool:
+        """Whether sigma = s_min already meets the target, decided by RDP (cheap even where the
+        loss lattice would be huge; RDP's eps is >= the true one): then the target does not
+        constrain sigma (k_min > 1), or the first lattice point is the answer (k_min = 1)."""
+        pair = compose(SubsampledGaussian(qq, s_min, direction), n)
+        meets = epsilon(pair, d, orders=DEFAULT_INTEGER_ORDERS).enclosure.upper <= target
+        if meets and k_min > 1:
+            raise LimitExceeded(
+                f"epsilon={fmt_value(eps)} is met even at sigma={fmt_value(s_min)}, the smallest sigma a calibration "
+                f"certifies (q={fmt_value(q)}, steps={n}, delta={fmt_value(delta)}): the target does not constrain "
+                "sigma"
+            )
+        return bool(meets)
+
     with workprec(PLD_PREC):
         # the decisive direction: the larger coarse eps at sigma = 1 (the other is checked at the end)
         main = max(dirs, key=lambda dn: eps_up(Fraction(1), dn, coarse_h))
@@ -147,14 +201,15 @@ def calibrate_pld(
         def coarse(sigma: float) -> float:
             return float(eps_up(Fraction(sigma).limit_denominator(10**12), main, coarse_h)) - float(target)
 
-        sigma_c, slope = _solve(coarse, float(target), float(MIN_SIGMA), float(MAX_SIGMA))
-        k = math.ceil(Fraction(sigma_c) / st)
-        # Newton step from the coarse root with the coarse slope (eps decreases in sigma: slope < 0)
-        k = max(1, math.ceil((k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st))
+        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets)
+        k = max(k_min, math.ceil(Fraction(sigma_c) / st))
+        if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
+            k = max(k_min, math.ceil((k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st))
         while True:  # certified probes decide: sigma meets the target, sigma - step does not
             if eps_up(k * st, main, h) <= target:
                 # a proved violation one step below ends the walk (and is the refutation)
-                if k > 1 and eps_low((k - 1) * st, main, h) <= target and eps_up((k - 1) * st, main, h) <= target:
+                below = (k - 1) * st
+                if k > k_min and eps_low(below, main, h) <= target and eps_up(below, main, h) <= target:
                     k -= 1
                     continue
                 break
@@ -180,48 +235,75 @@ def calibrate_pld(
                         f"(the {main} direction does): calibrate that direction alone"
                     )
                 claim.append(SideResult(other, bounds(sigma, other, hh, False).lattice, None, eps_up(sigma, other, hh)))
-        low_miss = eps_low(sigma - st, main, h)
+        # the violation one step below, at h and (if that is not tight enough) once at h/2
         refutation, reason = None, None
-        if low_miss > target:
-            refutation = [SideResult(main, bounds(sigma - st, main, h, True).lattice, low_miss, None)]
-        else:
+        if k == k_min:  # nothing a certificate could record below
+            reason = (
+                "sigma - step = 0 is no noise at all: there is no smaller sigma on the step lattice to refute"
+                if k == 1
+                else f"sigma - step = {fmt_value(sigma - st)} is below {fmt_value(MIN_SIGMA)}, the smallest sigma a "
+                "certificate records"
+            )
+        for hh in (h, h / 2) if k > k_min else ():
+            low_miss = eps_low(sigma - st, main, hh)
+            if low_miss > target:
+                miss_bounds = bounds(sigma - st, main, hh, True)
+                refutation = [SideResult(main, miss_bounds.lattice, low_miss, miss_bounds.eps("upper", d))]
+                break
+        if refutation is None and reason is None:
             reason = (
                 f"at sigma - step = {fmt_value(sigma - st)} the {main} direction's certified eps_lower "
-                f"{fmt_value(low_miss)} is not > {fmt_value(target)} at h = {h}: the lattice bounds are not "
-                "tight enough to prove the violation (a finer h or a larger step would)"
+                f"{fmt_value(low_miss)} is not > {fmt_value(target)} at h = {h / 2}: the lattice bounds are not "
+                "tight enough to prove the violation (a larger step would)"
             )
     return PldCalibration(
-        qq,
-        n,
-        target,
-        d,
-        direction,
-        st,
-        h,
-        PLD_PREC,
-        sigma,
-        claim,
-        sigma - st,
-        refutation,
-        reason,
-        time.perf_counter() - start,
-        probes,
+        q=qq,
+        steps=n,
+        eps=target,
+        delta=d,
+        direction=direction,
+        step=st,
+        h=h,
+        prec_bits=PLD_PREC,
+        prune_floor=floor,
+        sigma=sigma,
+        claim=claim,
+        sigma_miss=sigma - st,
+        refutation=refutation,
+        miss_reason=reason,
+        seconds=time.perf_counter() - start,
+        probes=probes,
     )
 
 
-def _solve(f, target: float, lo_lim: float, hi_lim: float) -> tuple[float, float]:  # noqa: ANN001
-    """A root of the decreasing float function f (eps(sigma) - target) to 1e-6 relative, by
+def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple[float, float]:  # noqa: ANN001
+    """A root of the decreasing float function f (eps(sigma) - target) to 1e-4 relative, by
     bracketing from sigma = 1 and the Illinois method; returns (root, slope at the root). Floats
-    only: the result proposes, certified evaluations decide."""
+    only: the result proposes, certified evaluations decide. LimitExceeded (naming epsilon) when
+    the root lies outside [lo_lim, hi_lim] or where the lattice cannot be formed; there (lattices
+    grow as 1/sigma^2) it first asks ``floor_meets()`` whether lo_lim meets the target already,
+    and if so returns lo_lim."""
     a = 1.0
     fa = f(a)
     b, fb = a, fa
     while fa * fb > 0:  # expand by factors of 2 toward the sign change
         a, fa = b, fb
         b = b * 2 if fb > 0 else b / 2
-        if not lo_lim / 2 <= b <= hi_lim * 2:
-            raise LimitExceeded(f"epsilon={target} is not met for sigma in [{lo_lim}, {hi_lim}]")
-        fb = f(b)
+        if b > hi_lim:
+            raise LimitExceeded(f"epsilon={target:g} is not met even at sigma={hi_lim:g} (the calibration limit)")
+        if b <= lo_lim:
+            if a <= lo_lim:  # the floor meets the target: the first lattice point is the answer
+                return lo_lim, -1.0
+            b = lo_lim
+        try:
+            fb = f(b)
+        except LimitExceeded as exc:
+            if floor_meets():  # raises when the target does not constrain sigma at all
+                return lo_lim, -1.0
+            raise LimitExceeded(
+                f"epsilon={target:g} needs sigma below {a:g}, where the lattice accountant cannot run ({exc}); "
+                "calibrate with --via rdp"
+            ) from None
     for _ in range(60):
         c = b - fb * (b - a) / (fb - fa)
         fc = f(c)

@@ -28,6 +28,7 @@ from certdp.errors import CertificateInvalid
 _DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 _COUNT = re.compile(r"^[1-9][0-9]{0,15}$")
 TV_SIDE = {"<=": "lattice-upper", ">": "lattice-lower"}
+PLD_SIDE = {"<=": "pld-upper", ">": "pld-lower"}
 
 
 def bad(where: str, message: str) -> CertificateInvalid:
@@ -154,6 +155,9 @@ class Check:
     prec_bits: int
     grid: dict[str, float] | None
     orders: tuple[int, ...] | None
+    #: pld-*: per direction (h, offset, lo, hi), exact; and the pruning floor 2^-prune_bits
+    lattices: dict[str, tuple[Fraction, Fraction, int, int]] | None = None
+    prune_bits: int | None = None
 
 
 def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: str) -> dict[str, float]:
@@ -229,6 +233,8 @@ def check(where: str, raw: dict[str, Any]) -> Check:
         L.at_most(f"{where}/method/prec_bits", prec, L.MAX_LATTICE_PREC)
         grid = _grid(f"{where}/method/grid", method["grid"], mech, prec, "upper" if relation == "<=" else "lower")
         return Check(mech, quantity, relation, threshold, None, name, prec, grid, None)
+    if mech.name == "subsampled-gaussian" and name in PLD_SIDE.values():
+        return _pld_check(where, raw, mech, relation, threshold, prec)
     if mech.name != "subsampled-gaussian" or name != "rdp-orders":
         raise bad(f"{where}/method/name", f"epsilon of {mech.name} cannot be proved by {name}")
     if "orders" not in method or "grid" in method or "delta" not in raw:
@@ -240,6 +246,57 @@ def check(where: str, raw: dict[str, Any]) -> Check:
     L.at_most(f"{where}/method/prec_bits", prec, L.MAX_RDP_PREC)
     orders = _orders(f"{where}/method/orders", method["orders"], prec)
     return Check(mech, quantity, relation, threshold, delta, name, prec, None, orders)
+
+
+def _json_int(where: str, value: object, lo: int, hi: int) -> int:
+    if type(value) is not int or not lo <= value <= hi:
+        raise bad(where, f"{str(value)[:40]} must be a JSON integer in [{lo}, {hi}]")
+    return value
+
+
+def _pld_check(
+    where: str, raw: dict[str, Any], mech: Mechanism, relation: str, threshold: Fraction, prec: int
+) -> Check:
+    """A pld-upper (claim ``<=``) or pld-lower (refutation ``>``) check of eps at delta: every
+    lattice exact and within the limits; the claim lists every direction of the mechanism (the
+    max over them must meet the threshold), a refutation at least one (one violating direction
+    suffices)."""
+    method, name = raw["method"], raw["method"]["name"]
+    if PLD_SIDE[relation] != name:
+        side = "an upper" if relation == "<=" else "a lower"
+        raise bad(f"{where}/method/name", f"{relation} needs {side} bound ({PLD_SIDE[relation]}), not {name}")
+    if "lattices" not in method or "prune_floor_bits" not in method or "orders" in method or "grid" in method:
+        raise bad(f"{where}/method", f"{name} takes lattices and prune_floor_bits (no orders, no grid)")
+    if raw.get("quantity") != "epsilon" or "delta" not in raw:
+        raise bad(f"{where}/quantity", f"{name} proves epsilon at a delta")
+    delta = _in_range(f"{where}/delta", decimal(f"{where}/delta", raw["delta"]), Fraction(0), Fraction(1), True)
+    if delta == 1:
+        raise bad(f"{where}/delta", "1 must be < 1")
+    _in_range(f"{where}/threshold", threshold, Fraction(0), Fraction(10**6), True)
+    _json_int(f"{where}/method/prec_bits", prec, L.MIN_PLD_PREC, L.MAX_PLD_PREC)
+    bits = _json_int(f"{where}/method/prune_floor_bits", method["prune_floor_bits"], L.MIN_PRUNE_BITS, L.MAX_PRUNE_BITS)
+    L.at_most(f"{where}/mechanism/steps", mech.steps, L.MAX_PLD_STEPS)
+    d = mech.params["direction"]
+    directions = {"remove", "add"} if d == "both" else {d}
+    given = set(method["lattices"])
+    if (relation == "<=" and given != directions) or not given <= directions:
+        need = "exactly" if relation == "<=" else "a subset of"
+        raise bad(f"{where}/method/lattices", f"directions {sorted(given)} must be {need} {sorted(directions)}")
+    lattices = {}
+    for direction, lat in method["lattices"].items():
+        at = f"{where}/method/lattices/{direction}"
+        h = decimal(f"{at}/h", lat["h"])
+        _power_of_two(f"{at}/h", h)
+        if not L.MIN_PLD_H <= h <= L.MAX_PLD_H:
+            raise bad(f"{at}/h", f"{h} must be in [{L.MIN_PLD_H}, {L.MAX_PLD_H}]")
+        offset = decimal(f"{at}/offset", lat["offset"])
+        if not 0 <= offset < h or (offset / h * 2**L.PLD_OFFSET_BITS).denominator != 1:
+            raise bad(f"{at}/offset", f"{offset} must be a multiple of h 2^-{L.PLD_OFFSET_BITS} in [0, h)")
+        lo = _json_int(f"{at}/lo", lat["lo"], -(2**40), 2**40)
+        hi = _json_int(f"{at}/hi", lat["hi"], lo + 1, 2**40)
+        L.at_most(f"{at} cells hi - lo", hi - lo, L.MAX_PLD_CELLS)
+        lattices[direction] = (h, offset, lo, hi)
+    return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits)
 
 
 def claim_and_refutation(body: dict[str, Any]) -> tuple[Check, Check | None, Fraction]:

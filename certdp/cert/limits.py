@@ -17,6 +17,8 @@ Why each limit exists:
   estimated from the longest product as power_two_scale forms it (largest_product: at small
   sigma every partial sum is as long as the lattice, ~600 bytes per coefficient) and the ball
   lists (cap/h + l_max M/h points, ~80 bytes each), and must stay under MAX_MEMORY (1.5 GiB);
+- PLD lattices: cells per step, precision and steps are bounded up front; the length of every
+  polynomial product of the powers is checked before it is formed (MAX_PLD_PRODUCT);
 - RDP orders: the recomputation costs about (number of orders) x (precision / 64) units, each
   growing mildly with the order (review round 3, one 2-core machine shared with another job:
   128 orders 64..191 at 1024 bits took 154 s wall, 8 orders near 2048 at 1024 bits 10 s), so
@@ -95,6 +97,22 @@ MAX_RDP_PREC = 1024
 #: RDP recomputation work: len(orders) x max(prec, 64)/64 and sum(orders) x max(prec, 64)/64
 MAX_RDP_COUNT_WORK = 75 * 16
 MAX_RDP_ORDER_SUM_WORK = 1 << 18
+
+#: PLD lattice checks (pld-upper, pld-lower): cells per step (one Python-level Arb tail evaluation
+#: each), spacing h (a power of two) and offset granularity, working precision, pruning floor
+#: 2^-bits, and compositions. The powers are guarded at run time instead of estimated: a product
+#: longer than MAX_PLD_PRODUCT coefficients (~600 bytes each at 128 bits) raises LimitExceeded
+#: before it is formed (the committed DP-SGD certificates need under 300k). Attack round (issue 15):
+#: 2^19 cells at 256 bits and 2^-400 pruning took 117 s and 4 GB for one direction, so cells,
+#: precision and products were cut to what certdp writes (at most 90k cells, 128 bits).
+MAX_PLD_CELLS = 1 << 17
+MIN_PLD_H = Fraction(1, 1 << 16)
+MAX_PLD_H = Fraction(1, 1 << 4)
+PLD_OFFSET_BITS = 40  # the offset is a multiple of h 2^-40
+MIN_PLD_PREC, MAX_PLD_PREC = 64, 128
+MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
+MAX_PLD_STEPS = 10**5
+MAX_PLD_PRODUCT = 1 << 20
 
 #: noise scale sigma, and the calibration step between claim and refutation
 MIN_SIGMA = Fraction(1, 1000)

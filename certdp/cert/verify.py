@@ -1,5 +1,6 @@
 """The certificate verifier: small on purpose (imports the core, the pairs and notions a claim
-names, and the schema; never calibration, search heuristics or adapters).
+names through certdp.cert.recompute, and the schema; never calibration, search heuristics or
+adapters).
 
 verify_document(doc) checks, in order: the schema, the digest of the canonical body, the
 signature (and the pinned public key, if given), then reads every check exactly and checks
@@ -18,10 +19,9 @@ from typing import Any
 
 from certdp.cert.checks import Check, claim_and_refutation, decimal, dyadic
 from certdp.cert.crypto import check_signature, digest_hex
-from certdp.cert.limits import MAX_RDP_PREC
+from certdp.cert.recompute import recompute
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict
-from certdp.enclose import Enclosure, Target
 from certdp.errors import CertdpError, CertificateInvalid, LimitExceeded
 
 
@@ -36,29 +36,9 @@ class VerifyReport:
     checks: list[dict[str, str]]
 
 
-def _recompute(check: Check) -> Enclosure:
-    """Enclosure of the checked quantity, recomputed from the validated method only."""
-    params = check.mechanism.params
-    if check.grid is not None:
-        from certdp.notions.tv_certified import LatticeGrid, tv_bound
-        from certdp.pairs import RandomAllocation
-
-        grid = LatticeGrid(**check.grid, prec=check.prec_bits)
-        pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
-        return tv_bound(pair, grid, "upper" if check.method == "lattice-upper" else "lower").bound
-    from certdp.notions import epsilon
-    from certdp.pairs import SubsampledGaussian, compose
-
-    pair = compose(SubsampledGaussian(params["q"], params["sigma"], params["direction"]), check.mechanism.steps)
-    # the verifier only needs to decide the relation: at most two doublings of the recorded precision
-    top = min(4 * check.prec_bits, MAX_RDP_PREC)
-    target = Target(rel_tol=1e-12, abs_tol=1e-30, start_prec=check.prec_bits, max_prec=max(top, check.prec_bits))
-    return epsilon(pair, check.delta, orders=list(check.orders or ()), target=target).enclosure
-
-
 def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
     try:
-        enc = _recompute(check)
+        enc = recompute(check)
     except (CertificateInvalid, LimitExceeded):
         raise
     except CertdpError as exc:
@@ -68,9 +48,9 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         # rejected, never accepted and never a traceback (the error class names the bug to fix)
         raise CertificateInvalid(f"field body/{name}: recomputation failed ({exc.__class__.__name__})") from None
     if check.relation == "<=":
-        holds, shown = enc.upper <= check.threshold, enc.upper_str()
+        holds, shown = enc.upper is not None and enc.upper <= check.threshold, enc.shown_upper
     else:
-        holds, shown = enc.lower > check.threshold, enc.lower_str()
+        holds, shown = enc.lower is not None and enc.lower > check.threshold, enc.shown_lower
     if not holds:
         raise CertificateInvalid(
             f"field body/{name}/threshold: refuted: recomputed {check.quantity} bound {shown} "
@@ -87,8 +67,9 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
             f"field body/{name}/result: the recorded ends are inconsistent (need lower <= lower_dyadic <= "
             "upper_dyadic <= upper)"
         )
-    if enc.upper < low_d or enc.lower > up_d:
-        raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {enc}")
+    if (enc.upper is not None and enc.upper < low_d) or (enc.lower is not None and enc.lower > up_d):
+        got = f"[{enc.shown_lower or '-'}, {enc.shown_upper or '-'}]"
+        raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {got}")
     params = ", ".join(f"{k}={v}" for k, v in raw["mechanism"]["params"].items())
     of = f"{raw['mechanism']['name']}({params})"
     if "steps" in raw["mechanism"]:
@@ -101,8 +82,21 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         "relation": check.relation,
         "threshold": raw["threshold"],
         "of": of,  # what was proved about: the recorded mechanism and parameters, as written
+        "method": check.method,
         "recomputed": shown,
+        "means": _MEANS.get((check.method, check.relation), ""),
     }
+
+
+#: what a recomputed check proves, in a sentence (a PLD refutation is about the mechanism itself)
+_MEANS = {
+    ("pld-upper", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (PLD lattice upper bound)",
+    ("pld-lower", ">"): "the mechanism is NOT (epsilon, delta)-DP at this sigma: a proved violation that no "
+    "sound accountant can certify away (PLD lattice lower bound)",
+    ("rdp-orders", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (RDP conversion over the orders)",
+    ("rdp-orders", ">"): "the RDP conversion over these orders cannot certify the target here (a statement "
+    "about this accountant, not a DP violation)",
+}
 
 
 _FREE_TEXT = ("notes", "refutation_missing_reason")

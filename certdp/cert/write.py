@@ -63,6 +63,33 @@ def tv_check(
     }
 
 
+def _sg_eps_check(
+    q: Fraction,
+    sigma: Fraction,
+    direction: str,
+    steps: int,
+    delta: Fraction,
+    relation: str,
+    threshold: Fraction,
+    method: dict[str, Any],
+    enc: Enclosure,
+) -> dict[str, Any]:
+    """An epsilon check of the composed subsampled Gaussian proved by ``method``."""
+    return {
+        "mechanism": {
+            "name": "subsampled-gaussian",
+            "steps": steps,
+            "params": {"q": decimal_str(q, "q"), "sigma": decimal_str(sigma, "sigma"), "direction": direction},
+        },
+        "quantity": "epsilon",
+        "relation": relation,
+        "threshold": decimal_str(threshold, "threshold"),
+        "delta": decimal_str(delta, "delta"),
+        "method": method,
+        "result": result_record(enc),
+    }
+
+
 def eps_check(
     q: Fraction,
     sigma: Fraction,
@@ -75,19 +102,41 @@ def eps_check(
     enc: Enclosure,
 ) -> dict[str, Any]:
     """Contract: a check that the verifier recomputes with epsilon over ``orders``."""
-    return {
-        "mechanism": {
-            "name": "subsampled-gaussian",
-            "steps": steps,
-            "params": {"q": decimal_str(q, "q"), "sigma": decimal_str(sigma, "sigma"), "direction": direction},
+    method = {"name": "rdp-orders", "prec_bits": enc.prec_bits, "orders": orders}
+    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc)
+
+
+def pld_check(
+    q: Fraction,
+    sigma: Fraction,
+    direction: str,
+    steps: int,
+    delta: Fraction,
+    relation: str,
+    threshold: Fraction,
+    lattices: dict[str, dict[str, Any]],
+    prec_bits: int,
+    prune_bits: int,
+    enc: Enclosure,
+) -> dict[str, Any]:
+    """Contract: a check that the verifier recomputes with the PLD lattice bounds on ``lattices``
+    (per direction: h, offset as exact decimals, lo and hi as integers): pld-upper for ``<=``,
+    pld-lower for ``>``."""
+    method = {
+        "name": "pld-upper" if relation == "<=" else "pld-lower",
+        "prec_bits": prec_bits,
+        "prune_floor_bits": prune_bits,
+        "lattices": {
+            d: {
+                "h": decimal_str(v["h"], "h"),
+                "offset": decimal_str(v["offset"], "offset"),
+                "lo": v["lo"],
+                "hi": v["hi"],
+            }
+            for d, v in lattices.items()
         },
-        "quantity": "epsilon",
-        "relation": relation,
-        "threshold": decimal_str(threshold, "threshold"),
-        "delta": decimal_str(delta, "delta"),
-        "method": {"name": "rdp-orders", "prec_bits": enc.prec_bits, "orders": orders},
-        "result": result_record(enc),
     }
+    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc)
 
 
 def make_body(

@@ -9,6 +9,7 @@ with a default are parsed as None, so "given by the user" and "defaulted" stay d
 from __future__ import annotations
 
 import argparse
+import math
 
 from certdp.cli.parser import PARAMS
 from certdp.errors import InvalidArgument, Unsupported, fmt_value
@@ -54,7 +55,11 @@ def used_flags(args: argparse.Namespace) -> set[str]:
     if cmd == "calibrate":
         if args.mechanism == "random-allocation":
             return {"steps", "epochs", "tv", "step", "out", "sign", "max_seconds"}
-        return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign", "max_seconds"}
+        pld = {"h"} if _via(args) == "pld" else set()
+        return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign", "max_seconds"} | {
+            "via",
+            *pld,
+        }
     extra = {
         "cgf": {"order", "t"},
         "rdp": {"order", "t"},
@@ -62,8 +67,8 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         "kl": set(),
         "rho": {"method"},
         "expansion": {"t"},
-        "eps": {"delta", "via"} | ({"h"} if getattr(args, "via", None) == "pld" else {"orders"}),
-        "delta": {"eps", "via"} | ({"h"} if getattr(args, "via", None) == "pld" else {"orders"}),
+        "eps": {"delta", "via"} | ({"h"} if _via(args) == "pld" else {"orders"}),
+        "delta": {"eps", "via"} | ({"h"} if _via(args) == "pld" else {"orders"}),
     }
     if cmd == "tv":
         return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
@@ -97,13 +102,48 @@ def reject_unused(args: argparse.Namespace) -> None:
         raise InvalidArgument(f"{_flag(dest)}={fmt_value(value)} is not used by {what}; drop --{_flag(dest)}")
 
 
+def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
+    """DEFAULTS, with the subsampled Gaussian's: its accountant is the PLD lattice bounds (for
+    eps and delta: when it is composed and no --orders are given), and a PLD calibration steps
+    sigma by 1e-5 (the width the two-sided bounds resolve at h = 2^-12)."""
+    out = dict(DEFAULTS.get(args.command, {}))
+    if getattr(args, "mechanism", None) != "subsampled-gaussian" or not _within_pld_steps(args):
+        return out
+    if args.command == "calibrate":
+        out["via"] = "pld"
+        if getattr(args, "via", None) in (None, "pld"):
+            out["step"] = "1e-5"
+    elif args.command in ("eps", "delta") and getattr(args, "orders", None) is None:
+        composed = (getattr(args, "steps", None) not in (None, "1")) or getattr(args, "epochs", None) is not None
+        if composed:
+            out["via"] = "pld"
+    return out
+
+
+def _within_pld_steps(args: argparse.Namespace) -> bool:
+    """Whether the composition the flags ask for is within the lattice accountant's MAX_STEPS (a
+    value that does not parse counts as within: its own check reports it)."""
+    from certdp.notions.pld import MAX_STEPS
+
+    try:
+        if getattr(args, "epochs", None) is not None:
+            return math.ceil(float(args.epochs) / float(args.q)) <= MAX_STEPS
+        return float(getattr(args, "steps", None) or 1) <= MAX_STEPS
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return True
+
+
+def _via(args: argparse.Namespace) -> str:
+    return getattr(args, "via", None) or _defaults_for(args).get("via", "rdp")
+
+
 def apply_defaults(args: argparse.Namespace) -> None:
     """Fill the None-parsed flags of ``args.command`` with their documented defaults.
 
     Contract: only flags still None change, to the value in DEFAULTS.
     """
     filled = set()
-    for dest, value in DEFAULTS.get(args.command, {}).items():
+    for dest, value in _defaults_for(args).items():
         if getattr(args, dest, None) is None:
             setattr(args, dest, value)
             filled.add(dest)

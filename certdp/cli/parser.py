@@ -148,7 +148,22 @@ def build_parser() -> argparse.ArgumentParser:
         if name == "calibrate":
             p.add_argument("--tv", help="random-allocation: TV target in (0, 1); attack accuracy <= 1/2 + tv/2")
             p.add_argument("--epsilon", help="subsampled-gaussian: epsilon target (with --delta)")
-            p.add_argument("--step", help="sigma is rounded up to a multiple of this (default 1e-6)")
+            p.add_argument(
+                "--step",
+                help="sigma is rounded up to a multiple of this (default 1e-5 with --via pld, else 1e-6)",
+            )
+            p.add_argument(
+                "--via",
+                choices=("pld", "rdp"),
+                help="subsampled-gaussian: the accountant (default pld: two-sided lattice bounds, and the "
+                "refutation one step below is a proved DP violation; rdp: RDP orders, whose refutation only "
+                "says that this accountant cannot certify it)",
+            )
+            p.add_argument(
+                "--h",
+                help="via pld: lattice spacing of the decisive bounds, a power of two (default 2^-12 at step "
+                "1e-5, twice as coarse per factor 4 in the step)",
+            )
             p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
             p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
             p.add_argument(

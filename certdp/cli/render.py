@@ -7,7 +7,7 @@ def render(rec: dict[str, object]) -> str:
     if rec["quantity"] == "verify":
         checks = "\n  ".join(
             f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} of {c['of']}"
-            f" (recomputed {c['recomputed']})"
+            f" (recomputed {c['recomputed']})" + (f"\n    {c['means']}" if c.get("means") else "")
             for c in rec["checks"]
         )  # type: ignore[union-attr]
         who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
@@ -16,6 +16,22 @@ def render(rec: dict[str, object]) -> str:
         return f"{rec['certificate']}: valid, {who}\n  {checks}\n  {rec['seconds']} s"
     if rec["quantity"] in ("keygen", "sign"):
         return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")
+    if rec["quantity"] == "calibration" and rec.get("via") == "pld":
+        miss = rec["epsilon_lower_at_miss"]
+        lines = [
+            f"subsampled-gaussian q={rec['q']} steps={rec['steps']} direction={rec['direction']}: "
+            f"target ({rec['epsilon']}, {rec['delta']}), PLD lattice bounds",
+            f"  sigma = {rec['sigma']}: certified epsilon <= {rec['epsilon_upper']}",
+            f"  sigma = {rec['sigma_miss']}: "
+            + (
+                f"certified epsilon >= {miss}: this sigma is proved NOT ({rec['epsilon']}, {rec['delta']})-DP"
+                if miss
+                else f"violation not proved ({rec['miss_reason']})"
+            ),
+        ]
+        if rec.get("certificate"):
+            lines.append(f"  certificate written to {rec['certificate']}")
+        return "\n".join(lines)
     if rec["quantity"] == "calibration" and rec["mechanism"] == "subsampled-gaussian":
         miss = rec["epsilon_lower_at_miss"]
         lines = [

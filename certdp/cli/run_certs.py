@@ -5,21 +5,25 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from fractions import Fraction
 from pathlib import Path
 
 from certdp.budget import Deadline
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
+from certdp.calibrate.pld import SideResult, calibrate_pld, default_h
 from certdp.cert.checks import claim_and_refutation
 from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
-from certdp.cert.limits import recordable
+from certdp.cert.limits import MAX_PLD_H, MIN_PLD_H, calibration_step, recordable
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict, read_capped
 from certdp.cert.verify import verify_bytes
-from certdp.cert.write import eps_check, finalize, make_body, tv_check
+from certdp.cert.write import eps_check, finalize, make_body, pld_check, tv_check
 from certdp.cert.write import write as write_certificate
 from certdp.cli.common import progress_bar, steps_from_args
+from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported, fmt_value
-from certdp.pairs.params import exact_str
+from certdp.notions.pld import lattice_record
+from certdp.pairs.params import decimal_str, exact_str, real
 
 
 def _write_verifiable(path: Path, body: dict[str, object], key: object) -> None:
@@ -116,6 +120,106 @@ def _eps_miss_reason(sigma_miss: object) -> str:
     return "the RDP epsilon one step below is not certified above the target"
 
 
+def _pld_lattices(sides: list[SideResult]) -> dict[str, dict[str, object]]:
+    return {s.direction: lattice_record(s.lattice) for s in sides}
+
+
+def _ends(low: Fraction | None, up: Fraction | None, prec: int) -> Enclosure:
+    """The exact dyadic ends as an Enclosure (a missing lower end is 0: eps >= 0)."""
+    with workprec(prec):
+        return Enclosure.from_ball(to_ball(low if low is not None else 0).union(to_ball(up)), prec)
+
+
+def _calibrate_pld(
+    args: argparse.Namespace,
+    steps: int,
+    fields: dict[str, object],
+    out: Path | None,
+    key: object,
+    budget: Deadline,
+) -> dict[str, object]:
+    """calibrate subsampled-gaussian --via pld: the claim by the lattice upper bound, the
+    refutation by the lattice lower bound (a proved violation), and the certificate of both."""
+    h = default_h(calibration_step(args.step)) if args.h is None else real("h", args.h, gt=0, le=1)
+    if h.numerator != 1 or h.denominator & (h.denominator - 1) or not MIN_PLD_H <= h <= MAX_PLD_H:
+        raise InvalidArgument(
+            f"h={fmt_value(args.h)} must be a power of two in [2^-16, 2^-4] (a certificate records it)"
+        )
+    res = calibrate_pld(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", h, budget)
+    main = res.claim[0]
+    rec: dict[str, object] = {
+        "quantity": "calibration",
+        "mechanism": args.mechanism,
+        "q": exact_str(res.q),
+        **fields,
+        "epsilon": exact_str(res.eps),
+        "delta": exact_str(res.delta),
+        "direction": res.direction,
+        "via": "pld",
+        "step": exact_str(res.step),
+        "sigma": exact_str(res.sigma),
+        "epsilon_upper": decimal_str(res.eps_upper, "epsilon"),
+        "epsilon_lower_at_sigma": None if main.lower is None else decimal_str(main.lower, "epsilon"),
+        "sigma_miss": exact_str(res.sigma_miss),
+        "epsilon_lower_at_miss": None if res.refutation is None else decimal_str(res.refutation[0].lower, "epsilon"),
+        "violation_proved": res.refutation is not None,
+        "miss_reason": res.miss_reason,
+        "grid": {
+            "claim": _pld_lattices(res.claim),
+            "refutation": None if res.refutation is None else _pld_lattices(res.refutation),
+            "prune_floor": str(res.prune_floor),
+            "prec_bits": res.prec_bits,
+        },
+        "seconds": round(res.seconds, 3),
+        "note": "sigma - step is proved NOT (epsilon, delta)-DP (the lattice lower bound): no sound accountant "
+        "could certify it"
+        if res.refutation is not None
+        else "the refutation one step below was not proved (see miss_reason)",
+    }
+    if out is not None:
+        bits = res.prune_floor.denominator.bit_length() - 1
+        claim = pld_check(
+            res.q,
+            res.sigma,
+            res.direction,
+            res.steps,
+            res.delta,
+            "<=",
+            res.eps,
+            _pld_lattices(res.claim),
+            res.prec_bits,
+            bits,
+            _ends(main.lower, res.eps_upper, res.prec_bits),
+        )
+        refute = None
+        if res.refutation is not None:
+            miss = res.refutation[0]
+            refute = pld_check(
+                res.q,
+                res.sigma_miss,
+                res.direction,
+                res.steps,
+                res.delta,
+                ">",
+                res.eps,
+                _pld_lattices(res.refutation),
+                res.prec_bits,
+                bits,
+                _ends(miss.lower, miss.upper, res.prec_bits),
+            )
+        body = make_body(
+            res.step,
+            claim,
+            refute,
+            res.miss_reason,
+            notes="refutation: the PLD lattice lower bound proves that sigma - step violates (epsilon, delta)-DP "
+            "for this mechanism (a statement about the mechanism, not about an accountant)",
+        )
+        _write_verifiable(out, body, key)
+        rec["certificate"] = args.out
+    return rec
+
+
 def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
     if args.sign is not None and args.out is None:
         raise InvalidArgument("sign needs --out: only a written certificate can be signed")
@@ -169,6 +273,8 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             # a missing count never defaults to 1: one step is not a training run
             raise InvalidArgument("steps is required to calibrate subsampled-gaussian (--steps N, or --epochs E)")
         steps, fields = steps_from_args(args, args.q)
+        if args.via == "pld":
+            return _calibrate_pld(args, steps, fields, out, key, budget)
         res_e = calibrate_epsilon(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", budget)
         rec = {
             "quantity": "calibration",

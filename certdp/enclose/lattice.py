@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from flint import arb, arb_poly
 
-from certdp.errors import InvalidArgument
+from certdp.errors import InvalidArgument, LimitExceeded
 
 
 def _mul_trunc(a: arb_poly, b: arb_poly, length: int) -> arb_poly:
@@ -63,7 +63,9 @@ def _prune(offset: int, poly: arb_poly, floor: arb, dropped: list[arb], weight: 
     return offset + lo, poly.truncate(hi).right_shift(lo)
 
 
-def power_pruned(coeffs: Sequence[arb], n: int, length: int, floor: arb) -> tuple[int, list[arb], arb]:
+def power_pruned(
+    coeffs: Sequence[arb], n: int, length: int, floor: arb, max_product: int | None = None
+) -> tuple[int, list[arb], arb]:
     """(offset, c, dropped): c[i] encloses the coefficient of z^(offset+i), offset+i < length, of
     a polynomial that is coefficient-wise <= (sum_k coeffs[k] z^k)^n (nonnegative coefficients).
 
@@ -75,9 +77,10 @@ def power_pruned(coeffs: Sequence[arb], n: int, length: int, floor: arb) -> tupl
     from the partial sum of 2^j copies removes at most d floor(n/2^j) from the n-th power (the
     number of such partial sums it contains, each loss counted once per copy): every pruned mass
     is weighted by that count. Pruning keeps the dynamic range small, which makes Arb's products
-    fast.
+    fast. ``max_product`` (None: no limit) refuses, with LimitExceeded and before it is formed, a
+    product longer than that many coefficients (the certificate verifier's memory guard).
     """
-    off, c, dropped, _ = power_multires(coeffs, n, length - 1, floor, lambda j: 0, spread=True)
+    off, c, dropped, _ = power_multires(coeffs, n, length - 1, floor, lambda j: 0, spread=True, max_product=max_product)
     return off, c, dropped
 
 
@@ -144,6 +147,7 @@ def power_multires(
     floor: arb,
     doublings: Callable[[int], int],
     spread: bool,
+    max_product: int | None = None,
 ) -> tuple[int, list[arb], arb, int]:
     """(offset, c, dropped, d): c[i] encloses the mass at (offset + i) 2^d of a lattice sum of n
     i.i.d. copies of ``coeffs`` (masses at 0, 1, 2, ...), with partial sums coarsened on the way.
@@ -188,16 +192,23 @@ def power_multires(
                     r_off, lst = coarsen(r_off, result.coeffs())
                     r_d += 1
                     result = arb_poly(lst)
+                _guard(result.length() + base.length(), max_product)
                 prod = (result * base).truncate(max(lim(b_d) - r_off - b_off, 1))
                 r_off, result = _prune(r_off + b_off, prod, floor, dropped)
         n >>= 1
         if n:
+            _guard(2 * base.length(), max_product)
             sq = (base * base).truncate(max(lim(b_d) - 2 * b_off, 1))
             level += 1
             b_off, base = _prune(2 * b_off, sq, floor, dropped, copies >> level)
     assert result is not None
     out = result.coeffs()
     return r_off, out[: max(lim(r_d) - r_off, 0)], dropped[0], r_d
+
+
+def _guard(length: int, max_product: int | None) -> None:
+    if max_product is not None and length > max_product:
+        raise LimitExceeded(f"a power's product of {length} coefficients exceeds the limit {max_product}")
 
 
 _HALF_HALF = arb_poly([arb(1) / 2, arb(1) / 2])

@@ -45,6 +45,15 @@ from fractions import Fraction
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, to_ball, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
 from certdp.pairs import Composition, PrivacyPair, SubsampledGaussian
+from certdp.pairs.params import decimal_str
+
+#: most cells of one step's lattice (one Arb tail evaluation each, ~0.1 ms; the powers grow with
+#: it); the certificate verifier's limit (certdp.cert.limits.MAX_PLD_CELLS) is the same
+MAX_CELLS = 1 << 17
+
+#: most composed steps of the lattice accountant (the powers' lengths grow about as their square
+#: root; beyond, RDP is the accountant to use)
+MAX_STEPS = 10**5
 
 #: coefficients below this are pruned during the powers (their mass is counted in the bound) when
 #: no delta sets the scale (delta(eps) queries); see :func:`resolution`
@@ -88,7 +97,7 @@ class LossLattice:
             raise invalid("offset", self.offset, "must be in [0, h)")
 
     def point(self, k: int) -> Fraction:
-        """The loss at index k (exact)."""
+        """Contract: the loss offset + k h at index k, exact."""
         return self.offset + self.h * k
 
 
@@ -197,6 +206,8 @@ def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list
         if room_below <= 0 or room_above <= 0:
             return
         ratio = float(a_lo / b_hi)  # u/v at balance (a float: only steers)
+        if not 0 < ratio < math.inf:  # underflow or overflow of the float: leave the cells alone
+            return
         if below_first:  # take all the room below, as much above as balance needs
             ui = room_below
             vi = min(room_above, _ceil(ui / ratio))
@@ -205,8 +216,9 @@ def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list
             vi = room_above
             ui = min(room_below, _floor(vi * ratio))
             vi = min(vi, _ceil(ui / ratio))
+        shrink = 2.0**-30  # floats rounded the balance the wrong way (or the balls are wide): back off
         while ui > 0 and not _frac(ui) * b_hi <= _frac(vi) * a_lo:
-            ui = _floor(ui * (1 - 2.0**-30))  # floats rounded the balance the wrong way
+            ui, shrink = _floor(ui * (1 - shrink)), min(2 * shrink, 1.0)
         u[i], v[i] = ui, vi
         used[i] += ui
         used[i + 1] += vi
@@ -228,8 +240,10 @@ def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list
         ui = ONE - used[m - 1]
         avail = (lower[0] - points[m - 1].exp() * lower[1]).lower()  # its A
         need = (-B[m - 1]).upper()
+        shrink = 2.0**-30
         while ui > 0 and not _frac(ui) * need <= avail:
-            ui = _floor(min(ui, ONE * float(avail / need) if need > 0 else ONE) * (1 - 2.0**-30))
+            ui = _floor(min(ui, ONE * float(avail / need) if need > 0 else ONE) * (1 - shrink))
+            shrink = min(2 * shrink, 1.0)
         used[m - 1] += ui
         groups.append((m - 1, _frac(ui) * p[m - 1] + lower[0], _frac(ui) * w[m - 1] + lower[1]))
     for i in range(1, n - 1):
@@ -283,7 +297,9 @@ def _imbalance(groups: list[Group], lattice: LossLattice, below: int) -> float:
     return total
 
 
-def choose_offset(pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int = 8) -> Fraction:
+def choose_offset(
+    pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int = 8, base: LossLattice | None = None
+) -> Fraction:
     """The lattice offset in [0, h) whose lower-bound construction gives away the least, measured
     in floats (:func:`_imbalance`) on a window of 2 x 160 cells around the P-median of the loss: a
     scan of ``tries`` offsets, then ``refine`` halvings of a pattern search around the best.
@@ -297,7 +313,7 @@ def choose_offset(pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int =
     Contract: a dyadic Fraction in [0, h); no enclosure.
     """
     with workprec(64):
-        base = lattice_for(pair, h)
+        base = base if base is not None else lattice_for(pair, h)
         k_lo, k_hi = base.lo, base.hi  # P(L > point(k_lo)) > 1/2 >= P(L > point(k_hi))
         while k_hi - k_lo > 1:
             mid = (k_lo + k_hi) // 2
@@ -329,7 +345,7 @@ def _meeting_cell(
     pair: PrivacyPair, lattice: LossLattice, tails: list[tuple[Ball, Ball]], p: list[Ball], A: list[Ball], B: list[Ball]
 ) -> int | None:
     """The cell m (2 <= m <= n - 2) where the balancing sweep down from the top (groups > m) and the
-    sweep up from the bottom (groups < m - 1) meet, among the cells from 8 below the mode of the
+    sweep up from the bottom (groups < m - 1) meet, among the cells from 64 below the mode of the
     cell masses to 1 above it, chosen so that the pieces of cell m balance groups m and m - 1 best
     (what stays unbalanced costs its A-content; the sweeps alternate, so the mismatch depends on
     the parity of m). The bottom-up sweep is not used above the mode, where it is unstable and
@@ -347,9 +363,9 @@ def _meeting_cell(
     def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
         used, u, v = [0.0] * (n + 1), [0.0] * n, [0.0] * n
         for i in order:
-            if not (af[i] > 0 and bf[i] > 0):
+            r = af[i] / bf[i] if af[i] > 0 and bf[i] > 0 else 0.0
+            if not 0 < r < math.inf:
                 continue
-            r = af[i] / bf[i]
             if down:
                 vi = 1 - used[i + 1]
                 ui = min(1 - used[i], vi * r)
@@ -365,27 +381,36 @@ def _meeting_cell(
 
     u_top, _ = sweep(range(n - 2, 0, -1), True)
     _, v_bottom = sweep(range(1, n - 1), False)
-    best, best_cost = None, math.inf
-    with workprec(64):
-        for m in range(max(2, mode - 8), min(n - 2, mode + 1) + 1):
-            a = lattice.point(lo + m - 1)
-            ea, eb = math.exp(float(a)), math.exp(float(lattice.point(lo + m)))
-            credit = (1 - u_top[m + 1]) * af[m]
-            cuts = [tails[m - 1]]
-            for j in range(1, 32):
-                t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, 32)))
-                assert t is not None  # the caller has the tails of this pair
-                cuts.append(t)
-            cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
-            j = 32  # the lowest cut at which group m is still balanced
-            while j > 0 and (cf[j - 1][0] - cf[32][0]) - eb * (cf[j - 1][1] - cf[32][1]) + credit >= 0:
-                j -= 1
-            slack = (cf[j][0] - cf[32][0]) - eb * (cf[j][1] - cf[32][1]) + credit  # > 0 only at j = 0
-            avail = (cf[0][0] - cf[j][0]) - ea * (cf[0][1] - cf[j][1])
-            need = (1 - v_bottom[m - 2]) * bf[m - 1]
-            cost = slack + abs(need - avail)
-            if cost < best_cost:
-                best, best_cost = m, cost
+
+    def mismatch(m: int, k: int) -> float:
+        """The float cost of meeting at cell m, its cut resolved to h/k."""
+        a = lattice.point(lo + m - 1)
+        ea, eb = math.exp(float(a)), math.exp(float(lattice.point(lo + m)))
+        credit = (1 - u_top[m + 1]) * af[m]
+        cuts = [tails[m - 1]]
+        for j in range(1, k):
+            t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, k)))
+            assert t is not None  # the caller has the tails of this pair
+            cuts.append(t)
+        cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
+        j = k  # the lowest cut at which group m is still balanced
+        while j > 0 and (cf[j - 1][0] - cf[k][0]) - eb * (cf[j - 1][1] - cf[k][1]) + credit >= 0:
+            j -= 1
+        slack = (cf[j][0] - cf[k][0]) - eb * (cf[j][1] - cf[k][1]) + credit  # > 0 only at j = 0
+        avail = (cf[0][0] - cf[j][0]) - ea * (cf[0][1] - cf[j][1])
+        need = (1 - v_bottom[m - 2]) * bf[m - 1]
+        return slack + abs(need - avail)
+
+    # every cell from 64 below the mode to 1 above: the best meeting can lie far below the mode
+    # when the density rises over many cells (measured: 17 h^2 per step at 8 below, 0.75 h^2 at the
+    # bottom); a coarse cut first, then the three best at h/32
+    try:
+        with workprec(64):
+            candidates = range(max(2, mode - 64), min(n - 2, mode + 1) + 1)
+            rough = sorted(candidates, key=lambda m: mismatch(m, 8))[:3]
+            best = min(rough, key=lambda m: mismatch(m, 32)) if rough else None
+    except (OverflowError, ZeroDivisionError, PrecisionExhausted):
+        return None  # floats cannot steer here (extreme losses): the plain sweeps, no cut
     return best
 
 
@@ -426,15 +451,19 @@ def _split_meeting_cell(
     return pieces(high)
 
 
-def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fraction = Fraction(0)) -> LossLattice:
+def lattice_for(
+    pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fraction = Fraction(0), max_cells: int = 0
+) -> LossLattice:
     """The smallest lattice of points offset + kh (by doubling, then bisection of each end) whose
     ends hold P-mass below 2^-tail_bits: P(L > point(hi)) and P(L <= point(lo)). The choice only
     steers tightness (the bound holds for any lattice: mass beyond the ends is placed at
     point(lo) or at +inf, as in the module docstring), so it is made at 64 bits.
 
+    LimitExceeded when more than ``max_cells`` (0: MAX_CELLS) cells would be needed.
+
     Contract: a valid LossLattice (lo < hi); no enclosure.
     """
-    limit = 2**26  # cells per step: beyond, the powers would not fit in memory anyway
+    limit = max_cells or MAX_CELLS
 
     def small(k: int, upper: bool) -> bool:
         with workprec(64):
@@ -449,7 +478,10 @@ def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fr
         while not small(k, sign > 0):
             k *= 2
             if abs(k) > limit:
-                raise LimitExceeded(f"h={h}: the loss range needs more than {limit} lattice cells per step")
+                raise LimitExceeded(
+                    f"h={h}: the loss range of {pair.mechanism} needs more than {limit} lattice cells per step "
+                    "(a tiny noise scale?): use a larger h, or --via rdp"
+                )
         inner = 0  # the bisection keeps small(k) and moves toward 0, where the end test may fail
         while abs(k - inner) > 1:
             mid = (k + inner) // 2
@@ -459,7 +491,13 @@ def lattice_for(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fr
     # one more cell below: the balancing of the lower bound starts from an empty cell, so that
     # its bottom sweep never begins with a cell that holds the lowest losses (measured: that can
     # cost 20x more at some offsets)
-    return LossLattice(h, end(-1) - 1, end(1), offset)
+    lo, hi = end(-1) - 1, end(1)
+    if hi - lo > limit:
+        raise LimitExceeded(
+            f"h={h}: the loss range of {pair.mechanism} needs {hi - lo} lattice cells per step, more than {limit}: "
+            "use a larger h, or --via rdp"
+        )
+    return LossLattice(h, lo, hi, offset)
 
 
 @dataclass(frozen=True)
@@ -477,7 +515,7 @@ class Composed:
     extra: Ball  # pruned mass + 1 - (1 - p_inf)^n: counted at g = 1
 
     def loss(self, j: int) -> Fraction:
-        """The loss of index j (exact)."""
+        """Contract: the loss of index j, shift + (base + j) h, exact."""
         return self.steps * self.pmf.lattice.offset + self.pmf.lattice.h * (self.base + j)
 
     def _first_index(self, e: Ball) -> int:
@@ -486,8 +524,12 @@ class Composed:
             return len(self.s0)  # beyond every atom (also a huge or infinite eps)
         if e < to_ball(self.loss(0)):
             return 0
-        h = float(self.pmf.lattice.h)
-        j = max(0, math.floor((float(e.mid()) - float(self.loss(0))) / h) - 2)
+        # the start is found in exact arithmetic (floats of |loss|/h near 2^53 skipped atoms: attack
+        # finding); it may be low by a few cells, never high: the loop only moves up
+        guess = Fraction(e.mid().str(30, radius=False)) if e.is_finite() else self.loss(0)
+        j = max(0, math.floor((guess - self.loss(0)) / self.pmf.lattice.h) - 2)
+        while j > 0 and to_ball(self.loss(j - 1)) > e:  # never start past the first atom above e
+            j -= 1
         while j < len(self.s0) and not to_ball(self.loss(j)) > e:
             j += 1
         return j
@@ -511,14 +553,15 @@ class Composed:
         return (self.s0[j] - e.exp() * self.s1[j]).max(to_ball(0))
 
 
-def compose(pmf: LatticePmf, steps: int, floor: Fraction = PRUNE_FLOOR) -> Composed:
+def compose(pmf: LatticePmf, steps: int, floor: Fraction = PRUNE_FLOOR, max_product: int | None = None) -> Composed:
     """Contract: see Composed; c is power_pruned(pmf.coeffs, steps, floor) (certdp.enclose.lattice:
-    coefficient-wise <= the exact power, with the dropped mass bounded)."""
+    coefficient-wise <= the exact power, with the dropped mass bounded); LimitExceeded before a
+    product longer than ``max_product`` coefficients is formed."""
     if steps < 1:
         raise invalid("steps", steps, "must be >= 1")
     h, lo = pmf.lattice.h, pmf.lattice.lo
     length = (len(pmf.coeffs) - 1) * steps + 1
-    first, c, dropped = power_pruned(pmf.coeffs, steps, length, to_ball(floor))
+    first, c, dropped = power_pruned(pmf.coeffs, steps, length, to_ball(floor), max_product)
     base = lo * steps + first
     s0, s1 = [to_ball(0)] * (len(c) + 1), [to_ball(0)] * (len(c) + 1)
     step = to_ball(-h).exp()
@@ -630,13 +673,14 @@ def _steps_and_pairs(pair: PrivacyPair) -> tuple[list[PrivacyPair], int]:
     return [pair], steps
 
 
-def tuned_lattice(pair: PrivacyPair, h: Fraction, tail_bits: int = 140) -> LossLattice:
+def tuned_lattice(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, max_cells: int = 0) -> LossLattice:
     """The lattice of spacing h that certdp uses for ``pair``'s lower bounds: offset by
     :func:`choose_offset`, ends by :func:`lattice_for`.
 
     Contract: a valid LossLattice; its choice only steers tightness (no enclosure).
     """
-    return lattice_for(pair, h, tail_bits, offset=choose_offset(pair, h))
+    base = lattice_for(pair, h, tail_bits, max_cells=max_cells)  # refuses a huge range before the search
+    return lattice_for(pair, h, tail_bits, offset=choose_offset(pair, h, base=base), max_cells=max_cells)
 
 
 class LatticeBounds:
@@ -646,12 +690,20 @@ class LatticeBounds:
     Contract: ``eps(side, delta)`` and ``delta(side, eps)`` are as :func:`side_bounds`.
     """
 
-    def __init__(self, pair: PrivacyPair, steps: int, lattice: LossLattice, floor: Fraction = PRUNE_FLOOR) -> None:
+    def __init__(
+        self,
+        pair: PrivacyPair,
+        steps: int,
+        lattice: LossLattice,
+        floor: Fraction = PRUNE_FLOOR,
+        max_product: int | None = None,
+    ) -> None:
         if steps < 1:
             raise invalid("steps", steps, "must be >= 1")
         if not 0 < floor < 1:
             raise invalid("prune_floor", floor, "must be in (0, 1)")
         self.pair, self.steps, self.lattice, self.floor = pair, steps, lattice, floor
+        self.max_product = max_product
         self._cells: Cells | None = None
         self._composed: dict[str, Composed] = {}
 
@@ -663,7 +715,8 @@ class LatticeBounds:
             if self._cells is None:
                 self._cells = _cell_masses(self.pair, self.lattice)
             build = upper_lattice_pmf if side == "upper" else lower_lattice_pmf
-            self._composed[side] = compose(build(self.pair, self.lattice, self._cells), self.steps, self.floor)
+            pmf = build(self.pair, self.lattice, self._cells)
+            self._composed[side] = compose(pmf, self.steps, self.floor, self.max_product)
         return self._composed[side]
 
     def eps(self, side: str, delta: Fraction) -> Fraction:
@@ -705,8 +758,13 @@ def side_bounds(
 
 
 def lattice_record(lattice: LossLattice) -> dict[str, object]:
-    """Contract: the exact fields that rebuild ``lattice`` (decimal strings and integers)."""
-    return {"h": str(lattice.h), "offset": str(lattice.offset), "lo": lattice.lo, "hi": lattice.hi}
+    """Contract: the exact fields that rebuild ``lattice`` (exact decimal strings and integers)."""
+    return {
+        "h": decimal_str(lattice.h, "h"),
+        "offset": decimal_str(lattice.offset, "offset"),
+        "lo": lattice.lo,
+        "hi": lattice.hi,
+    }
 
 
 def pld_bounds(
@@ -727,6 +785,10 @@ def pld_bounds(
     if (delta is None) == (eps is None):
         raise InvalidArgument("give exactly one of delta and eps")
     pairs, steps = _steps_and_pairs(pair)
+    if steps > MAX_STEPS:
+        raise LimitExceeded(
+            f"steps={steps} exceeds {MAX_STEPS}, the most the lattice accountant composes: use --via rdp"
+        )
     floor, tail_bits = resolution(delta, steps)
     results: dict[str, tuple[dict[str, Ball], LossLattice]] = {}
 
