@@ -93,7 +93,7 @@ class PldCalibration:
 
     @property
     def eps_upper(self) -> Fraction:
-        """The certified eps at sigma (the max over directions of the upper ends)."""
+        """Contract: the certified eps at sigma, the max over directions of the upper ends."""
         return max(s.upper for s in self.claim if s.upper is not None)
 
 
