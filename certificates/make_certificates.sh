@@ -6,13 +6,13 @@
 set -euo pipefail
 key=${1:?usage: make_certificates.sh PRIVATE_KEY}
 cd "$(dirname "$0")"
-# DP-SGD, PLD: claim by the lattice upper bound, refutation one step
+# DP-SGD, PLD (the default accountant): claim by the lattice upper bound, refutation one step
 # (1e-5) below by the lattice lower bound, a proved violation
 for q in 0.005 0.01 0.05; do
-  certdp calibrate subsampled-gaussian --via pld --q "$q" --steps 500 --epsilon 3 --delta 1e-5 \
+  certdp calibrate subsampled-gaussian --q "$q" --steps 500 --epsilon 3 --delta 1e-5 \
     --out "dpsgd_pld_q${q}_n500_eps3.json" --sign "$key" --json
 done
-certdp calibrate subsampled-gaussian --via pld --q 0.01 --steps 2000 --epsilon 3 --delta 1e-5 \
+certdp calibrate subsampled-gaussian --q 0.01 --steps 2000 --epsilon 3 --delta 1e-5 \
   --out "dpsgd_pld_q0.01_n2000_eps3.json" --sign "$key" --json
 # DP-SGD, RDP (the second family): step 1e-6, 75 integer orders
 for q in 0.005 0.01 0.05; do

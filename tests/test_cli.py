@@ -57,17 +57,17 @@ def test_rdp_subsampled_done_criterion(capsys: pytest.CaptureFixture[str]) -> No
 
 
 def test_eps_main_job(capsys: pytest.CaptureFixture[str]) -> None:
+    # a composed subsampled Gaussian: the two-sided lattice (PLD) bounds by default
     argv = ["eps", "subsampled-gaussian", "--q", "0.01", "--sigma", "1.0", "--steps", "500", "--delta", "1e-5"]
     rec = run_json(argv, capsys)
-    assert rec["quantity"] == "epsilon" and rec["epsilon"] == rec["upper"]
+    assert rec["quantity"] == "epsilon" and rec["epsilon"] == rec["upper"] and rec["via"] == "pld"
+    assert Fraction(rec["lower"]) <= Fraction(rec["upper"]) and {"remove", "add"} <= set(rec["grid"])
+    assert rec["params"]["direction"] == "both" and rec["delta"] == "1e-5" and rec["steps"] == 500
+    # the RDP accountant on request
+    rec = run_json([*argv, "--via", "rdp"], capsys)
     assert rec["grid"].startswith("integer:") and len(rec["orders"]) == 75 and rec["steps"] == 500
-    assert rec["params"]["direction"] == "both" and rec["delta"] == "1e-5"
-    code, out, _ = run(argv, capsys)
+    code, out, _ = run([*argv, "--via", "rdp"], capsys)
     assert code == 0 and "sound epsilon" in out and "width" in out
-    # the two-sided lattice (PLD) bounds on request
-    rec = run_json([*argv, "--via", "pld"], capsys)
-    assert rec["via"] == "pld" and Fraction(rec["lower"]) <= Fraction(rec["upper"]) == Fraction(rec["epsilon"])
-    assert {"remove", "add"} <= set(rec["grid"])
 
 
 def test_human_output_shows_ball_and_width(capsys: pytest.CaptureFixture[str]) -> None:

@@ -367,22 +367,26 @@ def test_tuned_offset_makes_the_lower_bound_second_order_at_a_hard_edge() -> Non
     assert low <= fine_up and (up - low) <= up / 1000, (low, up, fine_up)
 
 
-def test_pld_flags_of_eps_and_calibrate(capsys: pytest.CaptureFixture[str]) -> None:
-    """--via pld gives the two-sided lattice bounds; --h is read only with --via pld, and a
-    calibration lattice must be a power of two (a certificate records it)."""
+def test_pld_is_the_default_accountant_of_subsampled_gaussian_compositions(capsys: pytest.CaptureFixture[str]) -> None:
+    """eps of a composed subsampled Gaussian goes through the lattice bounds unless --orders asks
+    for RDP or the composition exceeds the lattice accountant's MAX_STEPS; --h without pld is a
+    usage error for calibrate too."""
     import json
 
     from certdp.cli import main
+    from certdp.notions.pld import MAX_STEPS
 
     base = ["eps", "subsampled-gaussian", "--q", "0.05", "--sigma", "1.5", "--delta", "1e-5", "--json"]
-    assert main([*base, "--steps", "10", "--via", "pld"]) == 0
+    assert main([*base, "--steps", "10"]) == 0
     rec = json.loads(capsys.readouterr().out)
     assert rec["via"] == "pld" and Fraction(rec["lower"]) <= Fraction(rec["upper"])
-    assert main([*base, "--steps", "10"]) == 0
+    assert main([*base, "--steps", "10", "--orders", "2,3,4"]) == 0
+    assert json.loads(capsys.readouterr().out)["via"] == "rdp"
+    assert main([*base, "--steps", str(MAX_STEPS + 1)]) == 0
     assert json.loads(capsys.readouterr().out)["via"] == "rdp"
     cal = ["calibrate", "subsampled-gaussian", "--q", "0.05", "--steps", "10", "--epsilon", "1", "--delta", "1e-5"]
-    assert main([*cal, "--h", "0.001953125"]) == 2
-    assert main([*cal, "--via", "pld", "--h", "0.003"]) == 2
+    assert main([*cal, "--via", "rdp", "--h", "0.001953125"]) == 2
+    assert main([*cal, "--h", "0.003"]) == 2
     err = capsys.readouterr().err
     assert "h=0.001953125 is not used" in err and "h=0.003 must be a power of two" in err
 

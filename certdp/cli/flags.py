@@ -9,6 +9,7 @@ with a default are parsed as None, so "given by the user" and "defaulted" stay d
 from __future__ import annotations
 
 import argparse
+import math
 
 from certdp.cli.parser import PARAMS
 from certdp.errors import InvalidArgument, Unsupported, fmt_value
@@ -102,13 +103,34 @@ def reject_unused(args: argparse.Namespace) -> None:
 
 
 def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
-    """DEFAULTS, with one of --via pld: a PLD calibration steps sigma by 1e-5 (the width the
-    two-sided bounds resolve at h = 2^-12). (The PLD accountant is opt-in for now: as the default of
-    composed subsampled Gaussians it made the test suite exceed the CI budget; issue 15.)"""
+    """DEFAULTS, with the subsampled Gaussian's: its accountant is the PLD lattice bounds (for
+    eps and delta: when it is composed and no --orders are given), and a PLD calibration steps
+    sigma by 1e-5 (the width the two-sided bounds resolve at h = 2^-12)."""
     out = dict(DEFAULTS.get(args.command, {}))
-    if args.command == "calibrate" and getattr(args, "via", None) == "pld":
-        out["step"] = "1e-5"
+    if getattr(args, "mechanism", None) != "subsampled-gaussian" or not _within_pld_steps(args):
+        return out
+    if args.command == "calibrate":
+        out["via"] = "pld"
+        if getattr(args, "via", None) in (None, "pld"):
+            out["step"] = "1e-5"
+    elif args.command in ("eps", "delta") and getattr(args, "orders", None) is None:
+        composed = (getattr(args, "steps", None) not in (None, "1")) or getattr(args, "epochs", None) is not None
+        if composed:
+            out["via"] = "pld"
     return out
+
+
+def _within_pld_steps(args: argparse.Namespace) -> bool:
+    """Whether the composition the flags ask for is within the lattice accountant's MAX_STEPS (a
+    value that does not parse counts as within: its own check reports it)."""
+    from certdp.notions.pld import MAX_STEPS
+
+    try:
+        if getattr(args, "epochs", None) is not None:
+            return math.ceil(float(args.epochs) / float(args.q)) <= MAX_STEPS
+        return float(getattr(args, "steps", None) or 1) <= MAX_STEPS
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        return True
 
 
 def _via(args: argparse.Namespace) -> str:

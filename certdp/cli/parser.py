@@ -155,8 +155,8 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument(
                 "--via",
                 choices=("pld", "rdp"),
-                help="subsampled-gaussian: the accountant (pld: two-sided lattice bounds, and the refutation "
-                "one step below is a proved DP violation; rdp, the default: RDP orders, whose refutation only "
+                help="subsampled-gaussian: the accountant (default pld: two-sided lattice bounds, and the "
+                "refutation one step below is a proved DP violation; rdp: RDP orders, whose refutation only "
                 "says that this accountant cannot certify it)",
             )
             p.add_argument(

@@ -598,7 +598,7 @@ def hand_cases() -> list[Case]:
         ),
         (  # the PLD default at a step that keeps it within the case budget (its lattice scales with it)
             "i-cal-sg-epochs-pld",
-            "calibrate subsampled-gaussian --q 0.004 --epochs 10 --epsilon 8 --delta 1e-5 --step 0.01 --via pld --json",
+            "calibrate subsampled-gaussian --q 0.004 --epochs 10 --epsilon 8 --delta 1e-5 --step 0.01 --json",
             OK,
             _eps_calibration("8", 2500),
         ),
