@@ -276,3 +276,37 @@ def lattice_mass_splitting() -> bool:
     group = (u * p1 + v * p2) - sp.exp(ell) * (u * w1 + v * w2)
     balance = sp.expand(group - (u * (p1 - sp.exp(ell) * w1) + v * (p2 - sp.exp(ell) * w2))) == 0
     return keeps_q and shares and affine and balance
+
+
+@check(
+    "lattice_atom_tails",
+    "loss tails of the pairs with atoms: Laplace (u = s/b) P(L > l) = 1 - e^{-(u - y0)}/2, Q(L > l) = e^{-y0}/2 "
+    "with y0 = (l + u)/2 for -u <= l < u (integrals of the densities above y0); discrete Laplace "
+    "P(X >= m) = (1 + lam - lam^{r-m+1})/(1 + lam), Q(X >= m) = lam^m/(1 + lam) for 1 <= m <= r (geometric sums of "
+    "(1 - lam)/(1 + lam) lam^{|x - r|} and lam^{|x|}); the discrete Gaussian's tail bound "
+    "int_M^inf e^{-x^2/(2 s^2)} dx <= (s^2/M) e^{-M^2/(2 s^2)} (the integrand's x/M >= 1)",
+    where="docs/math.md §10 (pairs with atoms); certdp.pairs.additive.Laplace, certdp.pairs.discrete",
+)
+def lattice_atom_tails() -> bool:
+    y, y0, u = sp.symbols("y y0 u", positive=True)
+    # Laplace: P has density e^{-|y - u|}/2, Q e^{-|y|}/2 (units of b); y0 in [0, u)
+    p_tail = sp.integrate(sp.exp(-(u - y)) / 2, (y, y0, u)) + sp.integrate(sp.exp(-(y - u)) / 2, (y, u, sp.oo))
+    q_tail = sp.integrate(sp.exp(-y) / 2, (y, y0, sp.oo))
+    laplace = sp.simplify(p_tail - (1 - sp.exp(-(u - y0)) / 2)) == 0 and sp.simplify(q_tail - sp.exp(-y0) / 2) == 0
+    # discrete Laplace: S(m) = sum_{x=m}^{r-1} lam^{r-x} = lam (1 - lam^{r-m})/(1 - lam) (by induction:
+    # S(r) = 0 and S(m) - S(m+1) = lam^{r-m}); the terms x >= r add 1/(1 - lam); Q sums lam^x for x >= m
+    lam = sp.symbols("lam", positive=True)
+    m, r = sp.symbols("m r", integer=True, positive=True)
+    c = (1 - lam) / (1 + lam)
+    geo = lam * (1 - lam ** (r - m)) / (1 - lam)
+    induction = geo.subs(m, r) == 0 and sp.simplify(geo - geo.subs(m, m + 1) - lam ** (r - m)) == 0
+    p_dl = c * (geo + 1 / (1 - lam))
+    q_dl = c * lam**m / (1 - lam)
+    disc = induction and sp.simplify(p_dl - (1 + lam - lam ** (r - m + 1)) / (1 + lam)) == 0
+    disc = disc and sp.simplify(q_dl - lam**m / (1 + lam)) == 0
+    # discrete Gaussian tail: int_M^inf e^{-x^2/(2 s^2)} <= int_M^inf (x/M) e^{-x^2/(2 s^2)} = (s^2/M) e^{-M^2/(2 s^2)}
+    xx, M, s = sp.symbols("xx M s", positive=True)
+    mills = sp.simplify(
+        sp.integrate(xx / M * sp.exp(-(xx**2) / (2 * s**2)), (xx, M, sp.oo)) - s**2 / M * sp.exp(-(M**2) / (2 * s**2))
+    )
+    return laplace and disc and mills == 0

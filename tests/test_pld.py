@@ -281,7 +281,7 @@ def test_cli_via_pld(capsys: pytest.CaptureFixture[str]) -> None:
     for bad in (["--h", "0"], ["--h", "nan"], ["--orders", "2,3"]):
         assert main(["eps", "gaussian", "--sigma", "2", "--delta", "1e-5", "--via", "pld", *bad]) == 2
     assert main(["eps", "gaussian", "--sigma", "2", "--delta", "1e-5", "--h", "0.01"]) == 2  # rdp: no lattice
-    assert main(["eps", "laplace", "--shift", "1", "--delta", "1e-5", "--via", "pld"]) == 2
+    assert main(["eps", "student-t", "--nu", "3", "--delta", "1e-5", "--via", "pld"]) == 2
     err = capsys.readouterr().err
     assert "h=0 must be > 0" in err and "no lattice accountant" in err
 

@@ -278,7 +278,8 @@ def calibrate_pld(
 
 def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple[float, float]:  # noqa: ANN001
     """A root of the decreasing float function f (eps(sigma) - target) to 1e-4 relative, by
-    bracketing from sigma = 1 and the Illinois method; returns (root, slope at the root). Floats
+    bracketing from sigma = 1 (power-law steps) and the Illinois method on (log sigma, log eps);
+    returns (root, slope at the root). Floats
     only: the result proposes, certified evaluations decide. LimitExceeded (naming epsilon) when
     the root lies outside [lo_lim, hi_lim] or where the lattice cannot be formed; there (lattices
     grow as 1/sigma^2) it first asks ``floor_meets()`` whether lo_lim meets the target already,
@@ -286,9 +287,13 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
     a = 1.0
     fa = f(a)
     b, fb = a, fa
-    while fa * fb > 0:  # expand by factors of 2 toward the sign change
+    while fa * fb > 0:  # step toward the sign change
         a, fa = b, fb
-        b = b * 2 if fb > 0 else b / 2
+        # a power-law guess eps ~ sigma^-1.5 a little past the root (so that it brackets it), within
+        # a factor 4 (measured at q = 0.01, 500 steps, (3, 1e-5): 0.72 from 1, instead of halving to
+        # 0.5, whose lattice is 2x larger)
+        ratio = min(4.0, max(0.25, (max(fb + target, 1e-300) / target) ** (1 / 1.5)))
+        b = b * ratio * (1.03 if fb > 0 else 0.97)
         if b > hi_lim:
             raise LimitExceeded(f"epsilon={target:g} is not met even at sigma={hi_lim:g} (the calibration limit)")
         if b <= lo_lim:
@@ -304,15 +309,25 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
                 f"epsilon={target:g} needs sigma below {a:g}, where the lattice accountant cannot run ({exc}); "
                 "calibrate with --via rdp"
             ) from None
+    # Illinois on (log sigma, log eps): eps(sigma) is close to a power law there, so the secant
+    # steps land near the root (measured at q = 0.01, 500 steps, (3, 1e-5): 13 -> 9 coarse probes)
+    def log_ratio(value: float) -> float:
+        return math.log(max(value + target, 1e-300) / target)
+
+    xa, xb, ga, gb = math.log(a), math.log(b), log_ratio(fa), log_ratio(fb)
+    pa, pb = (a, fa), (b, fb)  # the last two probes in (sigma, f), for the slope
     for _ in range(60):
-        c = b - fb * (b - a) / (fb - fa)
+        xc = xb - gb * (xb - xa) / (gb - ga) if gb != ga else (xa + xb) / 2
+        c = math.exp(xc)
         fc = f(c)
-        if fc * fb < 0:  # the root lies between b and c
-            a, fa = b, fb
+        gc = log_ratio(fc)
+        pa, pb = pb, (c, fc)
+        if gc * gb < 0:  # the root lies between b and c
+            xa, ga = xb, gb
         else:  # between a and c: keep a and halve its value (Illinois: no stale end)
-            fa /= 2
-        b, fb = c, fc
-        if abs(b - a) <= 1e-4 * abs(b) or fc == 0:
+            ga /= 2
+        xb, gb = xc, gc
+        if abs(xb - xa) <= 1e-4 or fc == 0:
             break
-    slope = (fb - fa) / (b - a) if b != a else -1.0
-    return b, slope
+    slope = (pb[1] - pa[1]) / (pb[0] - pa[0]) if pb[0] != pa[0] else -1.0
+    return math.exp(xb), slope

@@ -138,7 +138,12 @@ def build_parser() -> argparse.ArgumentParser:
                 help="CGF (rdp, default), rho t(t+1) (zcdp), or two-sided bounds on a loss lattice (pld: "
                 "gaussian and subsampled-gaussian; the enclosure's lower end is a proved violation)",
             )
-            p.add_argument("--h", help="pld: lattice spacing (default 2^-11 = 0.00048828125)")
+            p.add_argument(
+                "--h",
+                help="pld: lattice spacing (default 2^-11 = 0.00048828125); pairs whose loss has atoms (laplace, "
+                "discrete-laplace, discrete-gaussian) use a spacing near it that puts the lattice just below their "
+                "atoms (the discrete ones: the atoms' own spacing, exact)",
+            )
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
         if name == "tv":
             p.add_argument("--method", choices=TV_METHODS, help="how TV is computed (default closed-form)")

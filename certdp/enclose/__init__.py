@@ -28,6 +28,7 @@ from certdp.enclose.lattice import (
     power_pruned,
     power_truncated,
     power_two_scale,
+    product_pruned,
 )
 from certdp.enclose.optimize import (
     PositivityResult,
@@ -94,6 +95,7 @@ __all__ = [
     "power_pruned",
     "power_truncated",
     "power_two_scale",
+    "product_pruned",
     "refine",
     "root_increasing",
     "sup_cgf_ratio",

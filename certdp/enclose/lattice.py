@@ -84,6 +84,29 @@ def power_pruned(
     return off, c, dropped
 
 
+def product_pruned(
+    factors: Sequence[tuple[int, Sequence[arb]]], floor: arb, max_product: int | None = None
+) -> tuple[int, list[arb], arb]:
+    """(offset, c, dropped): the product of the lattice pmfs ``factors`` = [(offset_i, coeffs_i)]
+    (masses at offset_i + k), pruned after every product as in :func:`power_pruned`.
+
+    Contract: c[i] encloses the coefficient at offset + i of a polynomial coefficient-wise <= the
+    exact product (nonnegative coefficients, totals <= 1); ``dropped`` bounds the total mass lost:
+    a mass d pruned from a partial product removes at most d times the rest's total (<= 1).
+    LimitExceeded (before it is formed) for a product longer than ``max_product`` coefficients.
+    """
+    if not factors:
+        raise InvalidArgument("factors=[] must be non-empty")
+    dropped = [arb(0)]
+    off, acc = factors[0][0], arb_poly(list(factors[0][1]))
+    for f_off, coeffs in factors[1:]:
+        poly = arb_poly(list(coeffs))
+        _guard(acc.length() + poly.length(), max_product)
+        off, acc = _prune(off + f_off, acc * poly, floor, dropped)
+    out = acc.coeffs()
+    return off, out if out else [arb(0)], dropped[0]
+
+
 def coarsen_spread(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
     """Halve the resolution of masses at offset + i (spacing H) by mean-keeping splitting: an
     atom at even n moves to n/2 (spacing 2H); an odd atom splits half to (n-1)/2, half to (n+1)/2.

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, phi, phi_upper_tail, taylor_coefficients, to_ball
-from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.base import LossGrid, PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
 from certdp.pairs.params import Number
 
@@ -155,3 +155,33 @@ class Laplace(PrivacyPair):
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf = sup |log p(x-s)/p(x)| = u (triangle inequality, attained)."""
         return self._u()
+
+    def loss_tail(self, ell: Ball) -> tuple[Ball, Ball]:
+        """Contract: contains (P(L > ell), Q(L > ell)) for every ell in the ball. The pair is
+        symmetric under x -> -x, so take s > 0 and y = x/b: L = |y| - |y - u| is -u for y <= 0,
+        2y - u on [0, u] and u for y >= u (atoms of P-mass e^{-u}/2 at -u and 1/2 at u). For
+        -u <= ell < u, L > ell iff y > y0 = (ell + u)/2 in [0, u), so the tails are
+        (1 - e^{-(u - y0)}/2, e^{-y0}/2); (1, 1) below -u and (0, 0) from u on. A ball that
+        straddles -u or u gets the union of the cases it meets (docs/math.md §10; proofs_checks
+        ``lattice_atom_tails``)."""
+        u = self._u()
+        one, zero = to_ball(1), to_ball(0)
+        out: list[tuple[Ball, Ball]] = []
+        if not ell >= -u:
+            out.append((one, one))
+        if not ell >= u:  # some of the ball is below u: the middle case (y0 clamped to [0, u])
+            if not ell < -u:
+                y0 = ((ell + u) / 2).intersection(zero.union(u))
+                out.append((1 - (y0 - u).exp() / 2, (-y0).exp() / 2))
+        if not ell < u:
+            out.append((zero, zero))
+        p, q = out[0]
+        for a, b in out[1:]:
+            p, q = p.union(a), q.union(b)
+        return p, q
+
+    def loss_grid(self) -> LossGrid:
+        """Contract: the atoms of L are -u and u (see :meth:`loss_tail`): anchor -u, spacing 2u;
+        L also has a continuous part on (-u, u), so not atomic."""
+        u = abs(self.shift) / self.scale
+        return LossGrid(2 * u, -u, atomic=False)

@@ -31,6 +31,16 @@ def decay_sup(form: tuple[Ball, Ball], T: float) -> Ball:
 
 
 @dataclass(frozen=True)
+class LossGrid:
+    """The arithmetic progression anchor + spacing Z that holds every atom of a pair's loss
+    (:meth:`PrivacyPair.loss_grid`); ``atomic``: the loss has no continuous part."""
+
+    spacing: Fraction
+    anchor: Fraction
+    atomic: bool
+
+
+@dataclass(frozen=True)
 class PrivacyPair(abc.ABC):
     """Base class. Subclasses set ``mechanism`` and implement :meth:`cgf_ball` and :meth:`kl_ball`.
 
@@ -164,6 +174,19 @@ class PrivacyPair(abc.ABC):
 
         Contract: contains the two tail masses of the privacy loss L = log dP/dQ (L = +inf where
         Q has no density) when not None (subclass docstring).
+        """
+        return None
+
+    def loss_grid(self) -> LossGrid | None:
+        """Where the atoms of the loss lie, for pairs whose loss has atoms (point masses): every
+        atom of L (under P, hence under Q) is in anchor + spacing Z. None: no atoms (or unknown).
+
+        The lattice accountant (certdp.notions.pld) puts its lattice just below these atoms, so
+        that they cost it nothing; ``atomic`` says L has no continuous part (the lattice is then
+        the grid itself, or a multiple of its spacing).
+
+        Contract: exact (spacing > 0, anchor, atomic) with every atom of L in anchor + spacing Z,
+        and L supported on that set when atomic (subclass docstring).
         """
         return None
 

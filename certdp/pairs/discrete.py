@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, current_prec, theta, to_ball
+from certdp.enclose import Ball, current_prec, theta, to_ball, workprec
 from certdp.errors import PrecisionExhausted, invalid
-from certdp.pairs.base import PrivacyPair, require_positive_t
+from certdp.pairs.base import LossGrid, PrivacyPair, require_positive_t
 from certdp.pairs.domain import MAX_MAGNITUDE, bounded, work_limit
 from certdp.pairs.params import Number, integer
-from certdp.pairs.tails import cumulants_from_central
+from certdp.pairs.tails import Tails, cumulants_from_central, tails_above_integer
 
 #: Largest shift of the discrete Laplace pair (class docstring).
 DL_MAX_SHIFT = 10**5
@@ -87,6 +89,30 @@ class DiscreteLaplace(PrivacyPair):
         """Contract: contains D_inf = a r (the largest atom of L, positive probability)."""
         return to_ball(self.a * self.shift)
 
+    def loss_tail(self, ell: Ball) -> Tails:
+        """Contract: contains (P(L > ell), Q(L > ell)) for every ell in the ball. L(x) = a(|x| -
+        |x - r|) is nondecreasing in the output x (P centred at r, Q at 0), so L > ell iff
+        x >= m, m the smallest integer > x0 = (ell/a + r)/2 (the loss of x in [0, r] is
+        a(2x - r)), clamped to [0, r + 1]. Geometric sums give, for 1 <= m <= r,
+        P(X >= m) = (1 + lam - lam^{r-m+1})/(1 + lam) and Q(X >= m) = lam^m/(1 + lam); 1 for
+        m <= 0; 0 for m > r (every atom is at most a r) (docs/math.md §10; proofs_checks ``lattice_atom_tails``)."""
+        r = self.shift
+        lam = (-to_ball(self.a)).exp()
+
+        def at(m: int) -> Tails:
+            if m <= 0:
+                return to_ball(1), to_ball(1)
+            if m > r:
+                return to_ball(0), to_ball(0)
+            return (1 + lam - lam ** (r - m + 1)) / (1 + lam), lam**m / (1 + lam)
+
+        return tails_above_integer((ell / to_ball(self.a) + r) / 2, at)
+
+    def loss_grid(self) -> LossGrid:
+        """Contract: the atoms a(2j - r), j = 0..r (class docstring): anchor -a r, spacing 2a,
+        and no continuous part."""
+        return LossGrid(2 * self.a, -self.a * self.shift, atomic=True)
+
 
 def discrete_gaussian_moment(sigma: Ball, k: int) -> Ball:
     """S_k = sum_{z in Z} z^k exp(-z^2/(2 sigma^2)) for even k >= 0.
@@ -109,6 +135,38 @@ def discrete_gaussian_moment(sigma: Ball, k: int) -> Ball:
         raise PrecisionExhausted(f"discrete-gaussian moment {k}: tail length too short")
     tail = 2 * Nb**k * (-Nb * Nb / two_var).exp() / delta
     return total + to_ball(0).union(tail)
+
+
+@functools.lru_cache(maxsize=8)
+def discrete_gaussian_suffix(sigma: Fraction, prec: int) -> Callable[[int], Ball]:
+    """k -> a ball containing T(k) = sum_{z >= k} e^{-z^2/(2 sigma^2)} (any integer k).
+
+    Contract: the terms |z| <= N are summed (suffix sums, computed once per sigma and precision);
+    each tail beyond is at most e^{-M^2/(2 sigma^2)} (1 + sigma^2/M), M = N + 1, because the terms
+    decrease for z >= M and sum_{z > M} e^{-z^2/(2 sigma^2)} <= int_M^inf e^{-x^2/(2 sigma^2)} dx
+    <= (sigma^2/M) e^{-M^2/(2 sigma^2)} (Mills); T(k) then adds [0, tail] for the terms above N,
+    and for k < -N also those below -N. N = sigma sqrt(2 (prec + 20) log 2) + 2, so the tail is
+    below 2^-(prec+20) of the total.
+    """
+    with workprec(prec):
+        s = to_ball(sigma)
+        two_var = 2 * s * s
+        n = math.ceil(float(sigma) * math.sqrt(2 * (prec + 20) * math.log(2))) + 2
+        terms = [(-to_ball(z * z) / two_var).exp() for z in range(n + 1)]
+        sums = [to_ball(0)] * (2 * n + 2)  # sums[i] = sum_{z >= i - n, |z| <= n}
+        for i in range(2 * n, -1, -1):
+            sums[i] = sums[i + 1] + terms[abs(i - n)]
+        m = to_ball(n + 1)
+        tail = (-m * m / two_var).exp() * (1 + s * s / m)
+        above = to_ball(0).union(tail)
+
+    def suffix(k: int) -> Ball:
+        if k > n:
+            return above
+        body = sums[max(k, -n) + n]
+        return body + above + (above if k < -n else to_ball(0))
+
+    return suffix
 
 
 @dataclass(frozen=True, init=False)
@@ -170,6 +228,35 @@ class DiscreteGaussian(PrivacyPair):
         m0, m2, m4 = (discrete_gaussian_moment(s, k) for k in (0, 2, 4))
         e2, e4 = m2 / m0, m4 / m0
         return self._c(), b * b * e2, to_ball(0), b**4 * (e4 - 3 * e2 * e2)
+
+    def loss_tail(self, ell: Ball) -> Tails:
+        """Contract: contains (P(L > ell), Q(L > ell)) for every ell in the ball. Under P the
+        output is X = r + Z, under Q it is Z, and L(x) = r(2x - r)/(2 sigma^2) increases in x, so
+        L > ell iff x >= m, m the smallest integer > x0 = sigma^2 ell/r + r/2; the tails are
+        (T(m - r), T(m))/T(-inf) with T(k) = sum_{z >= k} e^{-z^2/(2 sigma^2)}, summed by
+        :func:`discrete_gaussian_suffix` (its truncation bound is in its docstring; proofs_checks
+        ``lattice_atom_tails``). Refuses
+        sigma > DG_MAX_CUMULANT_SIGMA like :meth:`loss_cumulants` (the sums hold ~30 sigma terms).
+        """
+        if self.sigma > DG_MAX_CUMULANT_SIGMA:
+            raise work_limit(
+                "sigma", self.sigma, DG_MAX_CUMULANT_SIGMA, "discrete-gaussian loss tails", "they sum ~30 sigma terms"
+            )
+        suffix = discrete_gaussian_suffix(self.sigma, current_prec())
+        total = suffix(-(10**9))
+        r = self.shift
+
+        def at(m: int) -> Tails:
+            return suffix(m - r) / total, suffix(m) / total
+
+        s = to_ball(self.sigma)
+        return tails_above_integer(s * s * ell / r + to_ball(Fraction(r, 2)), at)
+
+    def loss_grid(self) -> LossGrid:
+        """Contract: the loss r(2x - r)/(2 sigma^2) at integer x: anchor -r^2/(2 sigma^2),
+        spacing r/sigma^2, and no continuous part."""
+        r = self.shift
+        return LossGrid(Fraction(r) / self.sigma**2, -Fraction(r * r) / (2 * self.sigma**2), atomic=True)
 
     def rho_closed_form(self) -> Ball:
         """Contract: contains rho = r^2/(2 sigma^2).

@@ -9,12 +9,13 @@ as peer accountants do, so that results compare like for like; pass real orders 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, phi_upper_tail, pi, to_ball
+from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, phi_upper_tail, pi, to_ball, workprec
 from certdp.errors import PrecisionExhausted, Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
@@ -31,6 +32,14 @@ MAX_SUM_ORDER = 10_000
 MAX_ORDER = 10**8
 #: Smallest sigma (below it the loss is astronomically large and the tails' floats degenerate).
 MIN_SIGMA = Fraction(1, 10**4)
+
+
+@functools.lru_cache(maxsize=64)
+def _tail_constants(q: Fraction, sigma: Fraction, prec: int) -> tuple[Ball, Ball, Ball]:
+    """Balls of q, sigma and 1/2 at ``prec`` bits (loss_tail runs once per lattice point: converting
+    the Fractions every time took a third of its time)."""
+    with workprec(prec):
+        return to_ball(q), to_ball(sigma), to_ball(Fraction(1, 2))
 
 
 @dataclass(frozen=True, init=False)
@@ -367,7 +376,7 @@ class SubsampledGaussian(PrivacyPair):
         """
         if self.direction == "both":
             raise Unsupported("direction=both: the loss distribution is per direction; use remove and add")
-        q, z = to_ball(self.q), to_ball(self.sigma)
+        q, z, half = _tail_constants(self.q, self.sigma, current_prec())
         y = ell if self.direction == "remove" else -ell
         # e^y - (1 - q): expm1 keeps it accurate near y = 0; far below 0 (or at q = 1, where the
         # loss has no end) e^y is tiny and must not be added to a number of size 1 first
@@ -377,12 +386,12 @@ class SubsampledGaussian(PrivacyPair):
         if self.direction == "remove":
             if not arg > 0:
                 return to_ball(1), to_ball(1)
-            x = z * z * (arg / q).log() + to_ball(Fraction(1, 2))
+            x = z * z * (arg / q).log() + half
             above0, above1 = phi_upper_tail(x / z), phi_upper_tail((x - 1) / z)
             return (1 - q) * above0 + q * above1, above0
         if not arg > 0:
             return to_ball(0), to_ball(0)
-        x = z * z * (arg / q).log() + to_ball(Fraction(1, 2))
+        x = z * z * (arg / q).log() + half
         below0, below1 = phi(x / z), phi((x - 1) / z)
         return below0, (1 - q) * below0 + q * below1
 

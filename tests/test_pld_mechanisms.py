@@ -1,0 +1,297 @@
+"""The lattice (PLD) bounds beyond the Gaussians (issue 15): Laplace (a continuous loss with two
+atoms), discrete Laplace and discrete Gaussian (purely atomic losses, put on a lattice just below
+their atoms), and heterogeneous compositions (a product of lattice pmfs).
+
+References are independent of certdp: hockey-stick curves E_P[(1 - e^{eps - L})_+] of the exact
+loss distributions in mpmath at 50 digits (brute-force convolution of the atoms; for Laplace, the
+atoms plus mpmath quadrature of the continuous part).
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import mpmath as mp
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certdp.cli import main
+from certdp.enclose import workprec
+from certdp.notions.pld import aligned_spacing, common_grid, directions, pld_bounds
+from certdp.pairs import Composition, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, SubsampledGaussian
+from certdp.pairs.base import LossGrid
+
+DPS = 50
+
+
+def _mp(x: Fraction | int | str) -> mp.mpf:
+    x = Fraction(x)
+    return mp.mpf(x.numerator) / x.denominator
+
+
+def _ends(enc) -> tuple[mp.mpf, mp.mpf]:
+    return _mp(enc.lower), _mp(enc.upper)
+
+
+# -- exact loss distributions (P-masses keyed by exact loss) --------------------------------
+
+
+def _dl_atoms(a: Fraction, r: int) -> dict[Fraction, mp.mpf]:
+    """P = DL centred at r, Q at 0, masses (1 - lam)/(1 + lam) lam^|x|: summed over outputs x in
+    [-60/a - r, 60/a + 2r] (the rest is below 1e-50 of the total), each with its loss."""
+    lam = mp.e ** (-_mp(a))
+    c = (1 - lam) / (1 + lam)
+    out: dict[Fraction, mp.mpf] = {}
+    span = int(130 / a) + 2 * r
+    for x in range(-span, span + r):
+        loss = a * (abs(x) - abs(x - r))
+        out[loss] = out.get(loss, mp.mpf(0)) + c * lam ** abs(x - r)
+    return out
+
+
+def _dg_atoms(sigma: Fraction, r: int) -> dict[Fraction, mp.mpf]:
+    """P = DG centred at r, Q at 0, over |x| <= 40 sigma + r (the rest is below e^-800)."""
+    s = _mp(sigma)
+    span = int(40 * sigma) + 2 * r + 2
+    total = mp.fsum(mp.e ** (-(mp.mpf(z) ** 2) / (2 * s * s)) for z in range(-span, span + 1))
+    out: dict[Fraction, mp.mpf] = {}
+    for x in range(-span + r, span + r + 1):
+        loss = Fraction(r * (2 * x - r)) / (2 * sigma**2)
+        out[loss] = out.get(loss, mp.mpf(0)) + mp.e ** (-(mp.mpf(x - r) ** 2) / (2 * s * s)) / total
+    return out
+
+
+def _convolve(a: dict[Fraction, mp.mpf], b: dict[Fraction, mp.mpf]) -> dict[Fraction, mp.mpf]:
+    out: dict[Fraction, mp.mpf] = {}
+    for la, pa in a.items():
+        for lb, pb in b.items():
+            out[la + lb] = out.get(la + lb, mp.mpf(0)) + pa * pb
+    return out
+
+
+def _composed(parts: list[tuple[dict[Fraction, mp.mpf], int]]) -> dict[Fraction, mp.mpf]:
+    acc = {Fraction(0): mp.mpf(1)}
+    for atoms, n in parts:
+        for _ in range(n):
+            acc = _convolve(acc, atoms)
+    return acc
+
+
+def _delta_atoms(atoms: dict[Fraction, mp.mpf], eps: mp.mpf) -> mp.mpf:
+    return mp.fsum(p * (1 - mp.e ** (eps - _mp(loss))) for loss, p in atoms.items() if _mp(loss) > eps)
+
+
+def _laplace_delta(u: mp.mpf, eps: mp.mpf, steps: int) -> mp.mpf:
+    """delta(eps) of 1 or 2 Laplace steps with u = |s|/b: L has atoms e^{-u}/2 at -u and 1/2 at u
+    and density f(l) = e^{-(u - l)/2}/4 on (-u, u) (the derivative of P(L > l))."""
+    atoms = {-u: mp.e ** (-u) / 2, u: mp.mpf(1) / 2}
+
+    def f(x: mp.mpf) -> mp.mpf:
+        return mp.e ** (-(u - x) / 2) / 4
+
+    def g(x: mp.mpf) -> mp.mpf:
+        return 1 - mp.e ** (eps - x) if x > eps else mp.mpf(0)
+
+    def one_cont(c: mp.mpf) -> mp.mpf:  # int_{-u}^{u} f(l) g(c + l) dl
+        lo = max(-u, eps - c)
+        return mp.quad(lambda x: f(x) * g(c + x), [lo, u]) if lo < u else mp.mpf(0)
+
+    if steps == 1:
+        return sum(m * g(a) for a, m in atoms.items()) + one_cont(mp.mpf(0))
+    total = sum(ma * mb * g(a + b) for a, ma in atoms.items() for b, mb in atoms.items())
+    total += 2 * sum(m * one_cont(a) for a, m in atoms.items())
+
+    def inner(x1: mp.mpf) -> mp.mpf:  # int f(x2) g(x1 + x2) dx2 over x2 > eps - x1, in closed form
+        lo = max(-u, eps - x1)
+        if lo >= u:
+            return mp.mpf(0)
+        first = 2 * (1 - mp.e ** ((lo - u) / 2))
+        second = mp.e ** (eps - x1 - u / 2) * 2 * (mp.e ** (-lo / 2) - mp.e ** (-u / 2))
+        return (first - second) / 4
+
+    cuts = sorted({-u, u, *(c for c in (eps - u, eps + u) if -u < c < u)})
+    return total + mp.quad(lambda x: f(x) * inner(x), cuts)
+
+
+# -- soundness against the references --------------------------------------------------------
+
+A_VALUES = [Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(3, 2)]
+SIGMAS = [Fraction(7, 10), Fraction(1), Fraction(3, 2), Fraction(2)]
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    st.sampled_from(A_VALUES),
+    st.integers(1, 3),
+    st.integers(1, 4),
+    st.fractions(0, 3).map(lambda x: x.limit_denominator(64)),
+)
+def test_discrete_laplace_delta_contains_the_exact_convolution(a: Fraction, r: int, steps: int, eps: Fraction) -> None:
+    """delta(eps) of n discrete Laplace steps: the exact convolution of the atoms lies in the
+    enclosure, and the enclosure is tight (the lattice is the atoms' own grid)."""
+    pair = Composition(((DiscreteLaplace(a, r), steps),))
+    with workprec(128):
+        enc = pld_bounds(pair, eps=eps).enclosure
+    with mp.workdps(DPS):
+        ref = _delta_atoms(_composed([(_dl_atoms(a, r), steps)]), _mp(eps))
+        low, up = _ends(enc)
+        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (enc, ref)
+        assert up - low <= mp.mpf(10) ** -8, (enc, ref)
+
+
+@settings(max_examples=8, deadline=None)
+@given(
+    st.sampled_from(SIGMAS),
+    st.integers(1, 2),
+    st.integers(1, 3),
+    st.fractions(0, 3).map(lambda x: x.limit_denominator(64)),
+)
+def test_discrete_gaussian_delta_contains_the_exact_convolution(
+    sigma: Fraction, r: int, steps: int, eps: Fraction
+) -> None:
+    """delta(eps) of n discrete Gaussian steps against the brute-force convolution."""
+    pair = Composition(((DiscreteGaussian(sigma, r), steps),))
+    with workprec(128):
+        enc = pld_bounds(pair, eps=eps).enclosure
+    with mp.workdps(DPS):
+        ref = _delta_atoms(_composed([(_dg_atoms(sigma, r), steps)]), _mp(eps))
+        low, up = _ends(enc)
+        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (enc, ref)
+        assert up - low <= mp.mpf(10) ** -8, (enc, ref)
+
+
+@settings(max_examples=6, deadline=None)
+@given(
+    st.sampled_from([(1, 1), (2, 1), (3, 2), (1, Fraction(1, 2))]),
+    st.integers(1, 2),
+    st.fractions(0, 2).map(lambda x: x.limit_denominator(16)),
+)
+def test_laplace_delta_contains_quadrature(scale_shift: tuple, steps: int, eps: Fraction) -> None:
+    """delta(eps) of one or two Laplace steps against mpmath (atoms and quadrature), with the
+    relative width of a second-order lattice (the atoms sit just above lattice points)."""
+    scale, shift = (Fraction(v) for v in scale_shift)
+    pair = Composition(((Laplace(scale, shift), steps),))
+    with workprec(128):
+        enc = pld_bounds(pair, eps=eps).enclosure
+    with mp.workdps(30):
+        ref = _laplace_delta(_mp(shift / scale), _mp(eps), steps)
+        low, up = _ends(enc)
+        assert low - mp.mpf(10) ** -25 <= ref <= up + mp.mpf(10) ** -25, (enc, ref)
+        assert up - low <= mp.mpf(10) ** -6 * max(ref, mp.mpf(10) ** -3), (enc, ref)
+
+
+def test_discrete_epsilon_ends_are_a_sound_value_and_a_proved_violation() -> None:
+    """eps at delta: the exact delta curve is <= delta at the upper end and > delta at the lower."""
+    delta = Fraction(1, 10**5)
+    pair = Composition(((DiscreteLaplace(Fraction(1, 2), 2), 6),))
+    with workprec(128):
+        enc = pld_bounds(pair, delta=delta).enclosure
+    with mp.workdps(DPS):
+        atoms = _composed([(_dl_atoms(Fraction(1, 2), 2), 6)])
+        low, up = _ends(enc)
+        assert _delta_atoms(atoms, up) <= _mp(delta) < _delta_atoms(atoms, low)
+        assert up - low <= mp.mpf(10) ** -9 * up
+
+
+@settings(max_examples=4, deadline=None)
+@given(
+    st.sampled_from(A_VALUES),
+    st.sampled_from(SIGMAS),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.fractions(0, 4).map(lambda x: x.limit_denominator(32)),
+)
+def test_heterogeneous_atomic_composition_contains_the_exact_convolution(
+    a: Fraction, sigma: Fraction, n1: int, n2: int, eps: Fraction
+) -> None:
+    """A discrete Laplace and a discrete Gaussian composed: their atoms share the grid of the gcd
+    of spacings and anchor differences, so the product of the lattice pmfs is exact up to the gap."""
+    pair = Composition(((DiscreteLaplace(a, 1), n1), (DiscreteGaussian(sigma, 1), n2)))
+    with workprec(128):
+        res = pld_bounds(pair, eps=eps)
+    with mp.workdps(DPS):
+        ref = _delta_atoms(_composed([(_dl_atoms(a, 1), n1), (_dg_atoms(sigma, 1), n2)]), _mp(eps))
+        low, up = _ends(res.enclosure)
+        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (res.enclosure, ref)
+        assert up - low <= mp.mpf(10) ** -8, (res.enclosure, ref)
+    parts = res.grid["pair"]["parts"]  # type: ignore[index]
+    assert [p["steps"] for p in parts] == [n1, n2] and len({p["h"] for p in parts}) == 1
+
+
+def test_heterogeneous_composition_of_equal_losses_agrees_with_the_power() -> None:
+    """Laplace(1, 1) then Laplace(2, 2) (the same loss law, u = 1) is two Laplace(1, 1) steps: the
+    product of two lattice pmfs and the power of one must give overlapping enclosures, both with
+    the quadrature value inside; a Gaussian with a Laplace (no common grid) stays sound."""
+    with workprec(128):
+        two = pld_bounds(Composition(((Laplace(1, 1), 2),)), eps=Fraction(1, 2)).enclosure
+        mixed = pld_bounds(Composition(((Laplace(1, 1), 1), (Laplace(2, 2), 1))), eps=Fraction(1, 2)).enclosure
+    with mp.workdps(30):
+        ref = _laplace_delta(mp.mpf(1), mp.mpf(1) / 2, 2)
+        for enc in (two, mixed):
+            low, up = _ends(enc)
+            assert low <= ref <= up and up - low <= mp.mpf(10) ** -6, (enc, ref)
+
+
+def test_gaussian_with_laplace_is_sound() -> None:
+    """A Gaussian part (no atoms) and a Laplace part share the spacing h: the upper end is at least
+    each part's exact delta alone (composing more never lowers delta), and the enclosure is narrow."""
+    h = Fraction(1, 2**8)
+    with workprec(128):
+        both = pld_bounds(Composition(((Gaussian(4, 1), 1), (Laplace(1, 1), 1))), eps=Fraction(1, 2), h=h).enclosure
+    with mp.workdps(30):
+        lap = _laplace_delta(mp.mpf(1), mp.mpf(1) / 2, 1)
+        gau = mp.ncdf(mp.mpf(1) / 8 - 2) - mp.e ** (mp.mpf(1) / 2) * mp.ncdf(-mp.mpf(1) / 8 - 2)
+        low, up = _ends(both)
+        assert up >= max(lap, gau) and low <= 1
+        assert up - low <= mp.mpf(10) ** -3, both
+
+
+# -- the lattice choice ----------------------------------------------------------------------
+
+
+def test_aligned_spacing_puts_points_just_below_the_atoms() -> None:
+    """Every atom anchor + k d is ATOM_GAP spacings above a lattice point when the spacing divides
+    d (atomic losses at d >= h: the grid itself; a continuous part: d / ceil(d/h))."""
+    h = Fraction(1, 2**11)
+    for grid in (LossGrid(Fraction(2, 3), Fraction(-1, 3), False), LossGrid(Fraction(2), Fraction(-1), True)):
+        spacing, offset = aligned_spacing(grid, h)
+        assert spacing <= max(h, grid.spacing) and (grid.spacing / spacing).denominator == 1
+        for k in range(-3, 4):
+            atom = grid.anchor + k * grid.spacing
+            assert 0 < (atom - offset) % spacing < spacing / 2**30
+    spacing, _ = aligned_spacing(LossGrid(Fraction(1, 10**6), Fraction(0), True), h)
+    assert h / 2 < spacing <= h  # tiny atom spacing: a multiple of it near h
+
+
+def test_common_grid_of_atomic_parts() -> None:
+    """The gcd of spacings and anchor differences: DL(1, 1) (atoms -1, 1) and DG(1, 1) (atoms
+    -1/2 + Z) share the grid -1 + (1/2) Z; with a pair without atoms there is none."""
+    grid = common_grid([DiscreteLaplace(1, 1), DiscreteGaussian(1, 1)])
+    assert grid is not None and grid.spacing == Fraction(1, 2) and grid.atomic
+    assert common_grid([DiscreteLaplace(1, 1), Gaussian(1, 1)]) is None
+    assert common_grid([DiscreteLaplace(1, 1)]) is None  # one pair: its own grid
+
+
+def test_both_directions_turn_every_both_part() -> None:
+    """A subsampled Gaussian with direction both inside a composition: one remove and one add
+    composition, the other parts unchanged."""
+    sg = SubsampledGaussian(Fraction(1, 100), 1, "both")
+    comps = directions(Composition(((sg, 3), (Gaussian(2, 1), 2))))
+    assert set(comps) == {"remove", "add"}
+    for d, parts in comps.items():
+        assert parts[0][0].direction == d and parts[0][1] == 3 and parts[1] == (Gaussian(2, 1), 2)
+    assert set(directions(Composition(((Laplace(1, 1), 2),)))) == {"pair"}
+
+
+def test_cli_pld_for_discrete_pairs_records_an_exact_lattice(capsys: pytest.CaptureFixture[str]) -> None:
+    """certdp eps discrete-gaussian ... --via pld: the grid's h is the atoms' spacing, exactly
+    (here 1/9 = r/sigma^2, written p/q), and the enclosure holds the exact convolution."""
+    argv = "eps discrete-gaussian --sigma 3 --shift 1 --steps 3 --delta 1e-3 --via pld --json".split()
+    assert main(argv) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert Fraction(rec["grid"]["pair"]["h"]) == Fraction(1, 9)
+    with mp.workdps(DPS):
+        atoms = _composed([(_dg_atoms(Fraction(3), 1), 3)])
+        assert _delta_atoms(atoms, mp.mpf(rec["upper"])) <= mp.mpf("1e-3") < _delta_atoms(atoms, mp.mpf(rec["lower"]))
