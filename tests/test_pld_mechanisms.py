@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from certdp.cli import main
 from certdp.enclose import workprec
+from certdp.errors import InvalidArgument
 from certdp.notions.pld import aligned_spacing, common_grid, directions, pld_bounds
 from certdp.pairs import Composition, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, SubsampledGaussian
 from certdp.pairs.base import LossGrid
@@ -252,17 +253,21 @@ def test_gaussian_with_laplace_is_sound() -> None:
 
 
 def test_aligned_spacing_puts_points_just_below_the_atoms() -> None:
-    """Every atom anchor + k d is ATOM_GAP spacings above a lattice point when the spacing divides
-    d (atomic losses at d >= h: the grid itself; a continuous part: d / ceil(d/h))."""
+    """Every atom anchor + k d is atom_gap() spacings above a lattice point when the spacing
+    divides d (atomic losses: the grid itself; a continuous part: d / ceil(d/h) <= h)."""
     h = Fraction(1, 2**11)
-    for grid in (LossGrid(Fraction(2, 3), Fraction(-1, 3), False), LossGrid(Fraction(2), Fraction(-1), True)):
-        spacing, offset = aligned_spacing(grid, h)
-        assert spacing <= max(h, grid.spacing) and (grid.spacing / spacing).denominator == 1
-        for k in range(-3, 4):
-            atom = grid.anchor + k * grid.spacing
-            assert 0 < (atom - offset) % spacing < spacing / 2**30
-    spacing, _ = aligned_spacing(LossGrid(Fraction(1, 10**6), Fraction(0), True), h)
-    assert h / 2 < spacing <= h  # tiny atom spacing: a multiple of it near h
+    with workprec(128):
+        for grid in (LossGrid(Fraction(2, 3), Fraction(-1, 3), False), LossGrid(Fraction(2), Fraction(-1), True)):
+            spacing, offset = aligned_spacing(grid, h, Fraction(4))
+            assert spacing <= max(h, grid.spacing) and (grid.spacing / spacing).denominator == 1
+            for k in range(-3, 4):
+                atom = grid.anchor + k * grid.spacing
+                assert 0 < (atom - offset) % spacing <= spacing / 2**64
+        # atoms closer than h: the grid itself up to ATOMIC_CELLS cells, else a multiple of it
+        spacing, _ = aligned_spacing(LossGrid(Fraction(1, 10**6), Fraction(0), True), h, Fraction(1, 100))
+        assert spacing == Fraction(1, 10**6)
+        spacing, _ = aligned_spacing(LossGrid(Fraction(1, 10**6), Fraction(0), True), h, Fraction(10))
+        assert spacing > Fraction(1, 10**6) and (spacing * 10**6).denominator == 1 and spacing <= h
 
 
 def test_common_grid_of_atomic_parts() -> None:
@@ -271,7 +276,7 @@ def test_common_grid_of_atomic_parts() -> None:
     grid = common_grid([DiscreteLaplace(1, 1), DiscreteGaussian(1, 1)])
     assert grid is not None and grid.spacing == Fraction(1, 2) and grid.atomic
     assert common_grid([DiscreteLaplace(1, 1), Gaussian(1, 1)]) is None
-    assert common_grid([DiscreteLaplace(1, 1)]) is None  # one pair: its own grid
+    assert common_grid([DiscreteLaplace(1, 1)]) == DiscreteLaplace(1, 1).loss_grid()
 
 
 def test_both_directions_turn_every_both_part() -> None:
@@ -295,3 +300,93 @@ def test_cli_pld_for_discrete_pairs_records_an_exact_lattice(capsys: pytest.Capt
     with mp.workdps(DPS):
         atoms = _composed([(_dg_atoms(Fraction(3), 1), 3)])
         assert _delta_atoms(atoms, mp.mpf(rec["upper"])) <= mp.mpf("1e-3") < _delta_atoms(atoms, mp.mpf(rec["lower"]))
+
+
+def test_the_default_spacing_refines_where_one_steps_losses_are_tiny() -> None:
+    """q = 0.001, sigma = 2, 1000 steps, delta = 1e-8: at h = 2^-11 one step's lattice has ~150
+    cells and eps is resolved to 16% only; the default (auto_h) halves h until the lattice has
+    2048 cells, which must give a 50x narrower enclosure that lies inside the fixed-h one."""
+    pair = Composition(((SubsampledGaussian(Fraction(1, 1000), 2, "remove"), 1000),))
+    delta = Fraction(1, 10**8)
+    with workprec(128):
+        fixed = pld_bounds(pair, delta=delta, h=Fraction(1, 2**11))
+        auto = pld_bounds(pair, delta=delta)
+    assert Fraction(auto.grid["remove"]["h"]) < Fraction(1, 2**11)  # type: ignore[index]
+    assert fixed.enclosure.lower <= auto.enclosure.lower <= auto.enclosure.upper <= fixed.enclosure.upper
+    assert auto.enclosure.width * 50 <= fixed.enclosure.width
+    assert auto.enclosure.width <= auto.enclosure.upper / 500
+
+
+# -- regressions of the attack on the new mechanisms ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"delta": Fraction(0)}, "delta"),
+        ({"delta": Fraction(-1, 10)}, "delta"),
+        ({"delta": Fraction(3, 2)}, "delta"),
+        ({"eps": Fraction(-1)}, "eps"),
+        ({"eps": Fraction(1), "h": Fraction(0)}, "h"),
+        ({"eps": Fraction(1), "h": Fraction(-1, 100)}, "h"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(kwargs: dict, name: str) -> None:
+    """delta outside (0, 1), eps < 0 and h <= 0 are refused up front (they crashed with
+    ZeroDivisionError or a math domain error, or were silently accepted)."""
+    with pytest.raises(InvalidArgument, match=f"^{name}="), workprec(128):
+        pld_bounds(DiscreteLaplace(1, 1), **kwargs)
+
+
+def test_tiny_delta_and_the_pure_dp_cap() -> None:
+    """delta = 1e-40 at 128 bits: the +inf tail term is formed as -expm1(n log1p(-p_inf)) (it
+    carried a 2^-128 radius that refused every delta below it), and the upper end of a loss with
+    a largest value never exceeds the pure-DP eps = n D_inf (an atom's spill into the next cell
+    had pushed it to 4.5 instead of 1.5)."""
+    tiny = Fraction(1, 10**40)
+    with workprec(128):
+        dg = pld_bounds(Composition(((DiscreteGaussian(2, 1), 3),)), delta=tiny).enclosure
+        dl = pld_bounds(Composition(((DiscreteLaplace(Fraction(1, 2), 1), 3),)), delta=tiny).enclosure
+    assert dg.upper - dg.lower <= Fraction(1, 10**8)
+    assert dl.upper <= Fraction(3, 2) and Fraction(3, 2) - dl.lower <= Fraction(1, 10**11)
+    with mp.workdps(DPS):
+        atoms = _composed([(_dg_atoms(Fraction(2), 1), 3)])
+        assert _delta_atoms(atoms, _mp(dg.upper)) <= _mp(tiny) < _delta_atoms(atoms, _mp(dg.lower))
+
+
+def test_close_atoms_and_tiny_laplace_shifts_stay_tight() -> None:
+    """A discrete Gaussian with sigma = 300 (atoms 1/90000 apart, below h) is put on its own grid
+    and is exact; a Laplace with u = 1e-4 (below h) gets a spacing below u, and its delta(0)
+    = 1 - e^{-u/2} is enclosed tightly (it was [0, 7.5e-5] around 5e-5); delta lower ends are
+    never below 0."""
+    with workprec(128):
+        dg = pld_bounds(DiscreteGaussian(300, 1), eps=Fraction(0)).enclosure
+        lap = pld_bounds(Laplace(1, Fraction(1, 10**4)), eps=Fraction(0)).enclosure
+        zero = pld_bounds(Laplace(1, 1), eps=Fraction(1)).enclosure
+    with mp.workdps(DPS):
+        ref = _delta_atoms(_dg_atoms(Fraction(300), 1), mp.mpf(0))
+        assert _mp(dg.lower) <= ref <= _mp(dg.upper) and dg.width <= Fraction(1, 10**15)
+        u = mp.mpf(1) / 10**4
+        ref = -mp.expm1(-u / 2)  # delta(0) = TV of two Laplace laws = 1 - e^{-u/2}
+        assert _mp(lap.lower) <= ref <= _mp(lap.upper) and _mp(lap.width) <= ref / 10**6
+    assert zero.lower >= 0 and zero.upper == 0  # eps = u = D_inf: delta = 0 exactly
+
+
+def test_atoms_next_to_a_gaussian_keep_the_lower_end_tight() -> None:
+    """Discrete Laplace steps composed with Gaussian steps: the Gaussian part takes the atoms'
+    grid spacing (<= h) with a tuned offset, so the atoms stay just above points and the lower end
+    stays second order (it was 4e-4 low). Reference: E over the discrete Laplace loss of the
+    Gaussian curve, delta(eps) = sum_a m_a [Phi(mu/2 - (eps - a)/mu) - e^{eps - a} Phi(-mu/2 - (eps - a)/mu)]."""
+    pair = Composition(((DiscreteLaplace(Fraction(1, 2), 1), 3), (Gaussian(2, 1), 2)))
+    with workprec(128):
+        enc = pld_bounds(pair, eps=Fraction(0)).enclosure
+    with mp.workdps(DPS):
+        mu = mp.sqrt(2) / 2
+        atoms = _composed([(_dl_atoms(Fraction(1, 2), 1), 3)])
+
+        def gauss(e: mp.mpf) -> mp.mpf:
+            return mp.ncdf(mu / 2 - e / mu) - mp.e**e * mp.ncdf(-mu / 2 - e / mu)
+
+        ref = mp.fsum(m * gauss(-_mp(a)) for a, m in atoms.items())
+        assert _mp(enc.lower) <= ref <= _mp(enc.upper), (enc, ref)
+        assert _mp(enc.width) <= ref * mp.mpf(10) ** -6, (enc, ref)

@@ -309,6 +309,7 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
                 f"epsilon={target:g} needs sigma below {a:g}, where the lattice accountant cannot run ({exc}); "
                 "calibrate with --via rdp"
             ) from None
+
     # Illinois on (log sigma, log eps): eps(sigma) is close to a power law there, so the secant
     # steps land near the root (measured at q = 0.01, 500 steps, (3, 1e-5): 13 -> 9 coarse probes)
     def log_ratio(value: float) -> float:

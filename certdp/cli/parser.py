@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
             )
             p.add_argument(
                 "--h",
-                help="pld: lattice spacing (default 2^-11 = 0.00048828125); pairs whose loss has atoms (laplace, "
+                help="pld: lattice spacing (default 2^-11 = 0.00048828125, halved while one step's lattice has fewer "
+                "than 2048 cells, down to 2^-20); pairs whose loss has atoms (laplace, "
                 "discrete-laplace, discrete-gaussian) use a spacing near it that puts the lattice just below their "
                 "atoms (the discrete ones: the atoms' own spacing, exact)",
             )

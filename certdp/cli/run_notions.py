@@ -22,7 +22,7 @@ from certdp.cli.flags import shown
 from certdp.enclose import DEFAULT_TARGET, Enclosure, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value
 from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
-from certdp.notions.pld import DEFAULT_H, pld_bounds
+from certdp.notions.pld import pld_bounds
 from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
@@ -220,7 +220,7 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
 
 def _run_pld(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
     """eps or delta by the lattice bounds (certdp.notions.pld): [lower, upper], both proved."""
-    h = DEFAULT_H if args.h is None else real("h", args.h, gt=0, le=1)
+    h = None if args.h is None else real("h", args.h, gt=0, le=1)
     prec = integer("prec", args.prec, ge=64) if args.prec is not None else 128
     with workprec(prec):
         if args.command == "eps":

@@ -590,7 +590,7 @@ def compose_parts(
     if not parts:
         raise InvalidArgument("parts=[] must be non-empty")
     h = parts[0][0].lattice.h
-    factors, shift, dropped, keep = [], Fraction(0), to_ball(0), to_ball(1)
+    factors, shift, dropped, log_keep = [], Fraction(0), to_ball(0), to_ball(0)
     for pmf, steps in parts:
         if steps < 1:
             raise invalid("steps", steps, "must be >= 1")
@@ -601,7 +601,7 @@ def compose_parts(
         factors.append((pmf.lattice.lo * steps + first, c))
         shift += steps * pmf.lattice.offset
         dropped += lost
-        keep *= (1 - pmf.p_inf) ** steps
+        log_keep += steps * (-pmf.p_inf).log1p()
     base, c, lost = product_pruned(factors, to_ball(floor), max_product)
     dropped += lost
     s0, s1 = [to_ball(0)] * (len(c) + 1), [to_ball(0)] * (len(c) + 1)
@@ -611,7 +611,9 @@ def compose_parts(
         s0[i] = s0[i + 1] + c[i]
         s1[i] = s1[i + 1] + c[i] * weight
         weight = weight / step
-    return Composed(h, shift, base, s0[:-1], s1[:-1], dropped + 1 - keep)
+    # 1 - prod (1 - p_inf)^n as -expm1(sum n log1p(-p_inf)): accurate when the tails are tiny
+    # (the plain form carried a rounding radius of 2^-prec and refused every delta below it)
+    return Composed(h, shift, base, s0[:-1], s1[:-1], dropped - log_keep.expm1())
 
 
 def delta_upper(pmf: LatticePmf, steps: int, eps: Ball) -> Ball:
@@ -688,6 +690,56 @@ DEFAULT_H = Fraction(1, 2**11)
 #: the factor by which a direction that only has to be shown dominated is coarsened
 COARSE_FACTOR = 8
 
+#: the default spacing is halved while one step's lattice has fewer cells than this (and h > MIN_AUTO_H)
+AUTO_MIN_CELLS = 2048
+
+#: the finest spacing the default chooses by itself
+MIN_AUTO_H = Fraction(1, 2**20)
+
+
+#: the largest |loss| (summed over the steps) the lattice sums handle: e^{-loss} overflows beyond
+MAX_LOSS = 2**30
+
+
+def _pure_dp_cap(parts: list[tuple[PrivacyPair, int]]) -> Fraction | None:
+    """sum n D_inf (upper ends) when every part has a finite D_inf (``max_loss_ball``), else None:
+    the composed loss never exceeds it, so delta(eps) = 0 there and eps(delta) <= it for every
+    delta > 0. Why: an atom's 2^-64 spill into the next cell (the upper bound's split) can exceed
+    a tiny delta, and the cap keeps the upper end at the pure-DP value."""
+    total = Fraction(0)
+    for p, n in parts:
+        loss = p.max_loss_ball()
+        if loss is None or not loss.is_finite():
+            return None
+        total += n * Enclosure.from_ball(loss).upper
+    return total
+
+
+def auto_h(parts: list[tuple[PrivacyPair, int]], tail_bits: int) -> Fraction:
+    """The default spacing: DEFAULT_H, halved while the widest part's lattice has fewer than
+    AUTO_MIN_CELLS cells (down to MIN_AUTO_H). Why: the error of both bounds scales with h^2
+    against the spread of one step's loss; where the losses are tiny (q = 0.001, sigma = 2: 149
+    cells at 2^-11) a fixed h resolves eps to 16% only, and a finer lattice there is still small.
+    Pairs whose loss is purely atomic choose their own spacing (:func:`aligned_spacing`) and are
+    left out.
+
+    Contract: a power of two in [MIN_AUTO_H, DEFAULT_H]; only steers tightness (no enclosure).
+    """
+    free = [p for p, _ in parts if (g := p.loss_grid()) is None or not g.atomic]
+    h = DEFAULT_H
+    while free and h > MIN_AUTO_H:
+        widest = 0
+        for p in free:
+            try:
+                lat = lattice_for(p, h, tail_bits)
+            except LimitExceeded:  # wide enough (the lattice itself will say what it needs)
+                return h
+            widest = max(widest, lat.hi - lat.lo)
+        if widest >= AUTO_MIN_CELLS:
+            break
+        h /= 2
+    return h
+
 
 @dataclass(frozen=True)
 class PldResult:
@@ -731,80 +783,118 @@ def _gcd(a: Fraction, b: Fraction) -> Fraction:
 
 
 def common_grid(pairs: list[PrivacyPair]) -> LossGrid | None:
-    """The coarsest grid that holds the atoms of every pair of a composition of two or more
-    distinct pairs that all have atoms: anchor that of the first, spacing the gcd of their
-    spacings and of their anchors' differences (rationals, so it exists); else None.
+    """The coarsest grid that holds the atoms of every pair in ``pairs``: anchor that of the first,
+    spacing the gcd of their spacings and of their anchors' differences (rationals, so it exists);
+    None when some pair has no grid.
 
     Contract: None, or a LossGrid holding every atom of every pair (atomic iff all are).
     """
-    if len(set(pairs)) < 2:
-        return None
     grids = [p.loss_grid() for p in pairs]
-    if any(g is None for g in grids):
-        return None
     found = [g for g in grids if g is not None]
+    if not found or len(found) < len(grids):
+        return None
     anchor, spacing = found[0].anchor, Fraction(0)
     for g in found:
         spacing = _gcd(_gcd(spacing, g.spacing), abs(g.anchor - anchor))
     return LossGrid(spacing, anchor, atomic=all(g.atomic for g in found))
 
 
-def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int) -> list[Part]:
-    """One lattice per part, all of one spacing (a product needs it): each part's own
-    :func:`tuned_lattice` when their spacings agree (one part, or parts with the same atom grid),
-    else spacing h with a tuned offset each (:func:`offset_lattice`; atoms then cost first order).
+def _span(pair: PrivacyPair, h: Fraction, tail_bits: int) -> Fraction:
+    """The loss range of one step's lattice at spacing h (an estimate that only steers)."""
+    lat = lattice_for(pair, h, tail_bits)
+    return (lat.hi - lat.lo) * h
 
-    Parts whose atoms all lie on one grid (:func:`common_grid`) share its aligned lattice.
+
+def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int) -> list[Part]:
+    """One lattice per part, all of one spacing (a product needs it). Without atoms: spacing h,
+    each part with its own tuned offset (:func:`offset_lattice`; the offsets add). With atoms:
+    the parts' common grid (:func:`common_grid` of the parts with atoms) sets the spacing and
+    offset (:func:`aligned_spacing`; a part without atoms makes it a grid with a continuous part,
+    so the spacing stays <= h, and takes a tuned offset on it). If that spacing needs more cells
+    than MAX_CELLS (grids of very different scales), every part falls back to spacing h with a
+    tuned offset, where atoms cost first order.
 
     Contract: (pair, steps, lattice) with a common spacing; only steers tightness (no enclosure).
     """
-    grid = common_grid([p for p, _ in parts])
-    if grid is not None:
-        spacing, offset = aligned_spacing(grid, h)
-        return [(p, n, lattice_for(p, spacing, tail_bits, offset=offset)) for p, n in parts]
-    own = [tuned_lattice(p, h, tail_bits) for p, _ in parts]
-    if len({lat.h for lat in own}) > 1:
-        own = [lat if lat.h == h else offset_lattice(p, h, tail_bits) for lat, (p, _) in zip(own, parts, strict=True)]
-    return [(p, n, lat) for lat, (p, n) in zip(own, parts, strict=True)]
+    gridded = [p for p, _ in parts if p.loss_grid() is not None]
+    if gridded:
+        grid = common_grid(gridded)
+        assert grid is not None
+        free = len(gridded) < len(parts)
+        if free:
+            grid = LossGrid(grid.spacing, grid.anchor, atomic=False)
+        try:
+            probe = max(h, min(grid.spacing, 2**20 * h))
+            span = max(_span(p, probe, tail_bits) for p, _ in parts)
+            spacing, offset = aligned_spacing(grid, h, span)
+            return [
+                (
+                    p,
+                    n,
+                    lattice_for(p, spacing, tail_bits, offset=offset)
+                    if p.loss_grid() is not None
+                    else offset_lattice(p, spacing, tail_bits),
+                )
+                for p, n in parts
+            ]
+        except LimitExceeded:
+            pass  # the fallback below
+    return [(p, n, offset_lattice(p, h, tail_bits)) for p, n in parts]
 
 
-#: how far below an atom of the loss an aligned lattice puts its point, in units of its spacing:
-#: the lower bound lowers the atom by this much per step, and the upper bound moves about this
-#: fraction of the atom's mass one cell up
-ATOM_GAP = Fraction(1, 2**40)
+def atom_gap() -> Fraction:
+    """How far below an atom of the loss an aligned lattice puts its point, in units of its spacing:
+    2^-(prec/2) at the working precision (2^-64 at 128 bits, at least 2^-32), far above the balls'
+    radii, so that an atom and its point compare decidedly. The lower bound lowers the atom by
+    this much per step, and the upper bound moves about this fraction of its mass one cell up.
+
+    Contract: a power of two in (0, 2^-32]; no enclosure.
+    """
+    return Fraction(1, 2 ** max(32, current_prec() // 2))
 
 
-def aligned_spacing(grid: LossGrid, h: Fraction) -> tuple[Fraction, Fraction]:
-    """(spacing, offset) of a lattice whose points sit ATOM_GAP spacings below the atoms of a loss
-    whose atoms lie on ``grid`` (anchor + d Z), with spacing near h.
+#: with atoms closer than h, an atomic loss is still put on its own grid up to this many cells
+ATOMIC_CELLS = 1 << 14
 
-    A purely atomic loss takes d times max(1, floor(h/d)): at d >= h the lattice is the grid
-    itself and both bounds are exact up to the gap and the pruning (no cell holds more than its
-    atom); a loss with a continuous part (Laplace) takes d / ceil(d/h) <= h when d >= h, so every
-    atom is a point. Otherwise d floor(h/d) <= h, which puts every floor(h/d)-th atom on a point.
+
+def aligned_spacing(grid: LossGrid, h: Fraction, span: Fraction) -> tuple[Fraction, Fraction]:
+    """(spacing, offset) of a lattice whose points sit :func:`atom_gap` spacings below the atoms of
+    a loss whose atoms lie on ``grid`` (anchor + d Z), with spacing near h; ``span`` estimates the
+    loss range (it only sets how many cells the lattice takes).
+
+    A purely atomic loss takes the grid itself (both bounds are then exact up to the gap and the
+    pruning: every cell holds one atom just above its left edge) while that needs at most
+    MAX_CELLS cells when d >= h, or ATOMIC_CELLS cells when d < h; beyond, a multiple of d (every
+    such atom is then a point, the others sit inside cells). A loss with a continuous part
+    (Laplace) takes d / k <= h, with k = ceil(d/h), so every atom is a point, but at most
+    MAX_CELLS / 2 cells (a coarser spacing than h when d/h is huge).
 
     Contract: spacing > 0 and offset in [0, spacing); no enclosure (any lattice is sound).
     """
     d = grid.spacing
-    if grid.atomic or d < h:
-        spacing = d * max(1, math.floor(h / d))
+    cells = span / d  # cells at spacing d
+    if grid.atomic:
+        if d >= h:
+            m = math.ceil(cells / MAX_CELLS)
+        else:  # at most max(ATOMIC_CELLS, the cells at h) cells, and a spacing <= h
+            m = min(math.ceil(cells / max(ATOMIC_CELLS, math.floor(span / h))), math.floor(h / d))
+        spacing = d * max(1, m)
     else:
-        spacing = d / math.ceil(d / h)
-    return spacing, (grid.anchor - spacing * ATOM_GAP) % spacing
+        k = min(math.ceil(d / h), max(1, math.floor(MAX_CELLS // 2 / max(cells, Fraction(1)))))
+        spacing = d / k
+    return spacing, (grid.anchor - spacing * atom_gap()) % spacing
 
 
 def tuned_lattice(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, max_cells: int = 0) -> LossLattice:
     """The lattice of spacing h that certdp uses for ``pair``'s lower bounds: offset by
     :func:`choose_offset`, ends by :func:`lattice_for`. A pair whose loss has atoms
-    (``loss_grid``) gets the lattice of :func:`aligned_spacing` instead (its spacing may differ
+    (``loss_grid``) gets the lattice of :func:`part_lattices` instead (its spacing may differ
     from h).
 
     Contract: a valid LossLattice; its choice only steers tightness (no enclosure).
     """
-    grid = pair.loss_grid()
-    if grid is not None:
-        spacing, offset = aligned_spacing(grid, h)
-        return lattice_for(pair, spacing, tail_bits, offset=offset, max_cells=max_cells)
+    if pair.loss_grid() is not None:
+        return part_lattices([(pair, 1)], h, tail_bits)[0][2]
     return offset_lattice(pair, h, tail_bits, max_cells)
 
 
@@ -914,13 +1004,14 @@ def lattice_record(lattice: LossLattice) -> dict[str, object]:
 
 
 def pld_bounds(
-    pair: PrivacyPair, *, delta: Fraction | None = None, eps: Fraction | None = None, h: Fraction = DEFAULT_H
+    pair: PrivacyPair, *, delta: Fraction | None = None, eps: Fraction | None = None, h: Fraction | None = None
 ) -> PldResult:
     """Two-sided certified eps at ``delta`` (or delta at ``eps``) of a pair or a composition (of
     one pair, or of several: the product of their lattice pmfs), by the lattice bounds; a
     subsampled Gaussian with direction ``both`` takes the larger value of each end over the
     remove and add compositions (:func:`directions`). Pairs whose loss has atoms are put on a
-    lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
+    lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h. ``h``
+    None: :func:`auto_h` (DEFAULT_H, finer where one step's losses are tiny).
 
     With two directions, both are first bounded on lattices COARSE_FACTOR times coarser; the one
     with the larger coarse upper end is computed at h, and the other only when its coarse upper
@@ -933,6 +1024,12 @@ def pld_bounds(
     """
     if (delta is None) == (eps is None):
         raise InvalidArgument("give exactly one of delta and eps")
+    if delta is not None and not 0 < delta < 1:
+        raise invalid("delta", delta, "must be in (0, 1)")
+    if eps is not None and not eps >= 0:
+        raise invalid("eps", eps, "must be >= 0")
+    if h is not None and not 0 < h <= 1:
+        raise invalid("h", h, "must be in (0, 1]")
     comps = directions(pair)
     steps = sum(n for _, n in next(iter(comps.values())))
     if steps > MAX_STEPS:
@@ -940,16 +1037,30 @@ def pld_bounds(
             f"steps={steps} exceeds {MAX_STEPS}, the most the lattice accountant composes: use --via rdp"
         )
     floor, tail_bits = resolution(delta, steps)
+    if h is None:
+        h = auto_h([part for parts in comps.values() for part in parts], tail_bits)
     Result = tuple[dict[str, Ball], list[Part]]
 
     def run(parts: list[tuple[PrivacyPair, int]], hh: Fraction) -> Result:
         # one tuned lattice per part for both sides (the upper bound is second order at any offset)
         lats = part_lattices(parts, hh, tail_bits)
+        reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
+        if reach > MAX_LOSS:
+            raise LimitExceeded(
+                f"the composed loss reaches {float(reach):.3g}, beyond {MAX_LOSS} (the lattice sums overflow there): "
+                "use --via rdp"
+            )
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
         bounds = LatticeBounds(p0, n0, lat0, floor, others=others)
+        cap = _pure_dp_cap(parts)
         if delta is not None:
-            return {side: to_ball(bounds.eps(side, delta)) for side in ("lower", "upper")}, lats
+            ends = {side: bounds.eps(side, delta) for side in ("lower", "upper")}
+            if cap is not None:  # eps = the largest loss gives delta = 0: pure DP (class docstrings)
+                ends = {side: min(value, cap) for side, value in ends.items()}
+            return {side: to_ball(value) for side, value in ends.items()}, lats
         assert eps is not None
+        if cap is not None and eps >= cap:
+            return {"lower": to_ball(0), "upper": to_ball(0)}, lats
         return {side: bounds.delta(side, eps) for side in ("lower", "upper")}, lats
 
     results: dict[str, Result] = {}
@@ -980,5 +1091,7 @@ def pld_bounds(
         low, up = low.max(ends["lower"]), up.max(ends["upper"])
     if low > up:  # both are proved, so this cannot happen unless a bound is wrong: refuse loudly
         raise AssertionError(f"lattice bounds cross: {low} > {up}")
-    enc = Enclosure.from_ball(low.union(up), current_prec())
+    # the ends are exact dyadic balls: an Enclosure of exactly [low, up] (a ball union would round
+    # its radius up and push a lower end of 0 below 0)
+    enc = Enclosure.from_bounds(Enclosure.from_ball(low).lower, Enclosure.from_ball(up).upper, current_prec())
     return PldResult("epsilon" if delta is not None else "delta", enc, grid)
