@@ -12,22 +12,24 @@ practical one: ~10x the time); prv_accountant reports (lower, estimate, upper) f
 bounds, at eps_error 0.1 and 0.01. certdp's [eps_low, eps_up] is proved for both directions
 (`both`): eps_up is a sound epsilon and every eps below eps_low is a proved violation.
 
-Measured (2026-12-02, one run of `python benchmarks/bench_pld.py` on a 2-core machine that was
-also regenerating two certificates; eps at delta, certdp at h = 2^-11, both directions):
+Measured (2026-12-02, one run of `python benchmarks/bench_pld.py` on an otherwise idle 2-core
+machine; eps at delta, certdp at its default spacing (2^-11, finer where one step's losses are
+tiny: 2^-15 in the last row), both directions):
 
 | q, sigma, steps, delta | certdp [eps_low, eps_up] (s) | dp_accounting vdi 1e-4 / 1e-5 (s) | prv eps_error 0.01 |
 |---|---|---|---|
-| 0.01, 0.8, 500, 1e-5 | [2.3993301, 2.3994916] (14.0) | 2.3994394 (2.1) / 2.3994372 (23.4) | [2.3892137, 2.4096662] |
-| 0.004, 0.52, 2500, 1e-5 | [7.9825618, 7.9828831] (23.1) | 7.9827705 (3.0) / 7.9827653 (44.4) | [7.97213, 7.99340] |
-| 0.1, 1.5, 100, 1e-5 | [3.5358352, 3.5358803] (7.3) | 3.5358703 (0.7) / 3.5358699 (8.2) | [3.5256434, 3.5461015] |
-| 0.05, 1.0, 50, 1e-6 | [3.2014621, 3.2014784] (6.8) | 3.2014734 (0.9) / 3.2014732 (11.9) | [3.1912466, 3.2117029] |
-| 0.001, 2.0, 1000, 1e-8 | [0.0713921, 0.0850473] (4.6) | 0.0801814 (0.1) / 0.0799672 (0.3) | [0.0700388, 0.0900462] |
+| 0.01, 0.8, 500, 1e-5 | [2.3993301, 2.3994916] (5.5) | 2.3994394 (0.8) / 2.3994372 (11.3) | [2.3892137, 2.4096662] |
+| 0.004, 0.52, 2500, 1e-5 | [7.9825615, 7.9828833] (7.6) | 7.9827705 (1.7) / 7.9827653 (19.8) | [7.9721303, 7.9934037] |
+| 0.1, 1.5, 100, 1e-5 | [3.5358352, 3.5358803] (3.1) | 3.5358703 (0.5) / 3.5358699 (5.9) | [3.5256434, 3.5461015] |
+| 0.05, 1.0, 50, 1e-6 | [3.2014621, 3.2014784] (2.9) | 3.2014734 (0.6) / 3.2014732 (7.0) | [3.1912466, 3.2117029] |
+| 0.001, 2.0, 1000, 1e-8 | [0.0799247, 0.0799852] (2.1) | 0.0801814 (0.0) / 0.0799672 (0.2) | [0.0700388, 0.0900462] |
 
-Every dp_accounting value lies inside certdp's enclosure. The last row shows the limit of a fixed
-h: eps = 0.08 is resolved to 16% only (the losses of one step are tiny against h = 2^-11).
+Every dp_accounting value at vdi 1e-5 lies inside certdp's enclosure; at vdi 1e-4 the last row's
+0.0801814 lies above it (pessimistic, so conservative). certdp's two-sided enclosure takes less
+time than dp_accounting's pessimistic vdi 1e-5 run in every row.
 Calibration, q = 0.01, 500 steps, (3, 1e-5): certdp sigma = 0.74275 with the violation at
-0.74274 proved, 49.4 s; dp_accounting's calibrate_dp_mechanism (PLD, vdi 1e-4, tol 1e-5)
-0.7427519 in 27.7 s (at vdi 1e-5 it took 295 s on a loaded machine).
+0.74274 proved, 14.9 s; dp_accounting's calibrate_dp_mechanism (PLD, vdi 1e-4, tol 1e-5)
+0.7427519 in 17.8 s.
 """
 
 from __future__ import annotations
@@ -124,7 +126,7 @@ def main() -> None:
         print(f"q={q} sigma={sigma} steps={steps} delta={delta}")
         low, up, secs = certdp_eps(q, sigma, steps, delta)
         print(
-            f"  certdp (h=2^-11, both directions): [{low:.7f}, {up:.7f}]"
+            f"  certdp (default h, both directions): [{low:.7f}, {up:.7f}]"
             f"  width/eps {(up - low) / up:.1e}  ({secs:.1f} s)"
         )
         for vdi in (1e-4, 1e-5):
