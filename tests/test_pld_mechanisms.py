@@ -390,3 +390,31 @@ def test_atoms_next_to_a_gaussian_keep_the_lower_end_tight() -> None:
         ref = mp.fsum(m * gauss(-_mp(a)) for a, m in atoms.items())
         assert _mp(enc.lower) <= ref <= _mp(enc.upper), (enc, ref)
         assert _mp(enc.width) <= ref * mp.mpf(10) ** -6, (enc, ref)
+
+
+def test_tiny_q_and_tiny_delta_run_or_refuse_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """Second attack round: at q = 1e-4 the default spacing (auto_h, 2^-15) made the offset search
+    build a 140-bit lattice of more than 2^17 cells (exit 2); it now stays inside the base lattice
+    and the enclosure holds the single-step value, which for one step is a Gaussian mixture's
+    eps: checked here against a float reference of delta at the two ends. delta = 1e-400 crashed
+    with OverflowError (1/delta as a float); it is now refused in one line."""
+    import math
+
+    from scipy.special import ndtr
+
+    assert (
+        main("eps subsampled-gaussian --q 1e-4 --sigma 1 --delta 1e-5 --direction remove --via pld --json".split()) == 0
+    )
+    rec = json.loads(capsys.readouterr().out)
+    low, up = float(rec["lower"]), float(rec["upper"])
+    assert 0 < low <= up <= low * 1.01
+
+    def delta_remove(eps: float, q: float = 1e-4, s: float = 1.0) -> float:
+        # remove: P = (1-q) N(0,s^2) + q N(1,s^2), Q = N(0,s^2); L > eps iff x > x(eps)
+        x = s * s * math.log((math.exp(eps) - 1 + q) / q) + 0.5
+        p_tail = (1 - q) * ndtr(-x / s) + q * ndtr(-(x - 1) / s)
+        return p_tail - math.exp(eps) * ndtr(-x / s)
+
+    assert delta_remove(up) <= 1e-5 * (1 + 1e-9) and delta_remove(low) >= 1e-5 * (1 - 1e-9)
+    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --json".split()) == 2
+    assert "lattice cells" in capsys.readouterr().err

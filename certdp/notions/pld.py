@@ -46,7 +46,7 @@ from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
 from certdp.pairs import Composition, PrivacyPair, SubsampledGaussian
 from certdp.pairs.base import LossGrid
-from certdp.pairs.params import exact_str
+from certdp.pairs.params import exact_str, real
 
 #: most cells of one step's lattice (one Arb tail evaluation each, ~0.1 ms; the powers grow with
 #: it); the certificate verifier's limit (certdp.cert.limits.MAX_PLD_CELLS) is the same
@@ -78,7 +78,9 @@ def resolution(delta: Fraction | None, steps: int) -> tuple[Fraction, int]:
     """
     if delta is None:
         return PRUNE_FLOOR, 140
-    scale = math.ceil(math.log2(1 / delta)) if delta < 1 else 1
+    # an upper bound of log2(1/delta) in integers (a float 1/delta overflows below 1e-308); it is
+    # ceil(log2(1/delta)) for delta = 10^-k
+    scale = max(1, delta.denominator.bit_length() - delta.numerator.bit_length() + 1) if delta < 1 else 1
     return Fraction(1, 2 ** (scale + 40)), scale + math.ceil(math.log2(max(steps, 1))) + 24
 
 
@@ -331,8 +333,9 @@ def choose_offset(
             k_lo, k_hi = (mid, k_hi) if t is not None and t[0] > 0.5 else (k_lo, mid)
 
         def cost(offset: Fraction) -> float:
-            full = lattice_for(pair, h, offset=offset)
-            window = LossLattice(h, max(full.lo, k_lo - 160), min(full.hi, k_lo + 160), offset)
+            # the window lies inside the base lattice (an offset moves points by less than h); a
+            # lattice of its own per offset (140 tail bits) once exceeded the cell limit at a fine h
+            window = LossLattice(h, max(base.lo, k_lo - 160), min(base.hi, k_lo + 160), offset)
             groups = _lower_groups(pair, window, _cell_masses(pair, window))
             return _imbalance(groups, window, below=window.hi - window.lo - 8)  # not the cut top
 
@@ -1024,12 +1027,10 @@ def pld_bounds(
     """
     if (delta is None) == (eps is None):
         raise InvalidArgument("give exactly one of delta and eps")
-    if delta is not None and not 0 < delta < 1:
-        raise invalid("delta", delta, "must be in (0, 1)")
-    if eps is not None and not eps >= 0:
-        raise invalid("eps", eps, "must be >= 0")
-    if h is not None and not 0 < h <= 1:
-        raise invalid("h", h, "must be in (0, 1]")
+    # validated up front, as exact rationals (strings and floats too; nan and inf are refused)
+    delta = None if delta is None else real("delta", delta, gt=0, lt=1)
+    eps = None if eps is None else real("eps", eps, ge=0)
+    h = None if h is None else real("h", h, gt=0, le=1)
     comps = directions(pair)
     steps = sum(n for _, n in next(iter(comps.values())))
     if steps > MAX_STEPS:
