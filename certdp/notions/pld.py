@@ -42,15 +42,76 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
-from certdp.pairs import Composition, PrivacyPair, SubsampledGaussian
-from certdp.pairs.base import LossGrid
+from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, invalid
+from certdp.notions.pld_grid import (
+    ATOMIC_CELLS,
+    AUTO_MIN_CELLS,
+    DEFAULT_H,
+    MIN_AUTO_H,
+    Part,
+    aligned_spacing,
+    atom_gap,
+    auto_h,
+    common_grid,
+    directions,
+    offset_lattice,
+    part_lattices,
+    tuned_lattice,
+)
+from certdp.notions.pld_lattice import (
+    MAX_CELLS,
+    Cells,
+    LatticePmf,
+    LossLattice,
+    _cell_masses,
+    choose_offset,
+    lattice_for,
+    lower_lattice_pmf,
+    upper_lattice_pmf,
+)
+from certdp.pairs import PrivacyPair
 from certdp.pairs.params import exact_str, real
 
-#: most cells of one step's lattice (one Arb tail evaluation each, ~0.1 ms; the powers grow with
-#: it); the certificate verifier's limit (certdp.cert.limits.MAX_PLD_CELLS) is the same
-MAX_CELLS = 1 << 17
+__all__ = [
+    "ATOMIC_CELLS",
+    "AUTO_MIN_CELLS",
+    "COARSE_FACTOR",
+    "DEFAULT_H",
+    "MAX_CELLS",
+    "MAX_LOSS",
+    "MAX_STEPS",
+    "MIN_AUTO_H",
+    "PRUNE_FLOOR",
+    "Composed",
+    "LatticeBounds",
+    "LatticePmf",
+    "LossLattice",
+    "Part",
+    "PldResult",
+    "aligned_spacing",
+    "atom_gap",
+    "auto_h",
+    "choose_offset",
+    "common_grid",
+    "compose",
+    "compose_parts",
+    "delta_upper",
+    "directions",
+    "eps_lower",
+    "eps_upper",
+    "lattice_for",
+    "lattice_record",
+    "lower_lattice_pmf",
+    "offset_lattice",
+    "part_lattices",
+    "pld_bounds",
+    "resolution",
+    "side_bounds",
+    "tuned_lattice",
+    "upper_lattice_pmf",
+]
+
 
 #: most composed steps of the lattice accountant (the powers' lengths grow about as their square
 #: root; beyond, RDP is the accountant to use)
@@ -82,441 +143,6 @@ def resolution(delta: Fraction | None, steps: int) -> tuple[Fraction, int]:
     # ceil(log2(1/delta)) for delta = 10^-k
     scale = max(1, delta.denominator.bit_length() - delta.numerator.bit_length() + 1) if delta < 1 else 1
     return Fraction(1, 2 ** (scale + 40)), scale + math.ceil(math.log2(max(steps, 1))) + 24
-
-
-@dataclass(frozen=True)
-class LossLattice:
-    """The lattice of one step: points ``offset + k h`` (exact), and the index range (lo, hi] of the
-    finite cells (point(k-1), point(k)]; losses <= point(lo) sit at point(lo) (upper bound) or are
-    dropped (lower bound), losses > point(hi) go to +inf (upper) or to point(hi) (lower)."""
-
-    h: Fraction
-    lo: int
-    hi: int
-    offset: Fraction = Fraction(0)
-
-    def __post_init__(self) -> None:
-        if not self.h > 0:
-            raise invalid("h", self.h, "must be > 0")
-        if not self.lo < self.hi:
-            raise InvalidArgument(f"lattice=({self.lo}, {self.hi}) must have lo < hi")
-        if not 0 <= self.offset < self.h:
-            raise invalid("offset", self.offset, "must be in [0, h)")
-
-    def point(self, k: int) -> Fraction:
-        """Contract: the loss offset + k h at index k, exact."""
-        return self.offset + self.h * k
-
-
-@dataclass(frozen=True)
-class LatticePmf:
-    """P-masses of the dominating lattice pair of one step: ``coeffs[i]`` at loss point(lo + i),
-    ``p_inf`` at +inf (Q-only atoms carry no P-mass and never count in delta)."""
-
-    lattice: LossLattice
-    coeffs: list[Ball]
-    p_inf: Ball
-
-
-#: (tails, p, w) of a lattice: see _cell_masses
-Cells = tuple[list[tuple[Ball, Ball]], list[Ball], list[Ball]]
-
-
-def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> Cells:
-    """(tails, p, w): tails[i] = (P(L > l), Q(L > l)) at l = point(lo+i); p[i], w[i] the P- and
-    Q-mass of cell i = (point(lo+i-1), point(lo+i)] for i >= 1 (p[0] = w[0] = 0: no cell)."""
-    tails = []
-    for point in _point_balls(lattice):
-        t = pair.loss_tail(point)
-        if t is None:
-            raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
-        tails.append(t)
-    zero = to_ball(0)
-    p = [zero] + [tails[i - 1][0] - tails[i][0] for i in range(1, len(tails))]
-    w = [zero] + [tails[i - 1][1] - tails[i][1] for i in range(1, len(tails))]
-    return tails, p, w
-
-
-def upper_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
-    """The dominating lattice pair of ``pair`` by mass splitting (module docstring).
-
-    Contract: the returned masses contain those of a pair that dominates (P, Q) (the original is
-    a post-processing of it), provided ``pair.loss_tail`` encloses the tails of its loss
-    (docs/math.md §10; proofs_checks ``lattice_mass_splitting``).
-    """
-    tails, p, w = cells if cells is not None else _cell_masses(pair, lattice)
-    coeffs = [1 - tails[0][0]]  # the cell (-inf, point(lo)]: its P-mass at point(lo)
-    exps = [(-x).exp() for x in _point_balls(lattice)]
-    for i in range(1, len(tails)):
-        ea, eb = exps[i - 1], exps[i]
-        alpha_a = ((w[i] - p[i] * eb) / (ea - eb)).intersection(to_ball(0).union(p[i].upper()))
-        coeffs[-1] = coeffs[-1] + alpha_a
-        coeffs.append(p[i] - alpha_a)
-    return LatticePmf(lattice, coeffs, tails[-1][0])
-
-
-def lower_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
-    """P-masses of a lattice sub-measure whose delta under composition is <= the pair's (balancing;
-    module docstring). ``p_inf`` is 0.
-
-    The coefficient at point l is the total P-mass of the groups of :func:`_lower_groups` placed at
-    l, each a post-processing group of (P, Q) whose loss log(P_g/Q_g) is >= l (certified). Lowering
-    each group's loss to its point (keeping P-masses) lowers every delta of a composition, since
-    g_eps is nondecreasing; the mass below point(lo) is dropped, which lowers it too.
-
-    Contract: coefficient i is <= (enclosed) the P-mass that a pair dominated by (P, Q) puts at a
-    loss >= point(lo+i), for fractions checked in ball arithmetic (docs/math.md §10).
-    """
-    groups = _lower_groups(pair, lattice, cells if cells is not None else _cell_masses(pair, lattice))
-    zero = to_ball(0)
-    coeffs = [zero] * (lattice.hi - lattice.lo + 1)
-    for i, mass_p, _ in groups:
-        coeffs[i] += mass_p
-    return LatticePmf(lattice, [c.max(zero) if c.lower() < 0 else c for c in coeffs], zero)
-
-
-#: a group of the lower bound: (index i, P-mass, Q-mass), with loss log(P/Q) >= point(lo + i)
-Group = tuple[int, Ball, Ball]
-
-
-def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list[Group]:
-    """The groups of the balancing construction (docs/math.md §10).
-
-    Group i (at l_i = point(lo+i)) takes the fraction u_i of cell i (losses just below l_i) and v_i
-    of cell i+1 (just above), exact dyadic numbers with u_i |B_i| <= v_i A_i certified, where
-    B_i = p_i - e^{l_i} w_i <= 0 and A_i = p_{i+1} - e^{l_i} w_{i+1} >= 0: its loss is then >= l_i.
-    Floats choose the fractions along the stable direction of the recursion: down from the top to
-    the meeting cell m near the mode, up from the bottom to m - 1. Cell m is cut at a loss c into
-    contiguous pieces (:func:`_split_meeting_cell`): (c, b] joins group m and (a, c] group m - 1.
-    What a cell keeps, 1 - u_k - v_{k-1} >= 0, is a group at the cell's left edge (its loss is
-    above it); the mass above point(hi) is a group at point(hi).
-    """
-    tails, p, w = cells
-    n = len(tails)
-    zero = to_ball(0)
-    A, B = [zero] * n, [zero] * n  # at the boundary l_i, i = 1..n-2 (cells i and i+1 both exist)
-    points = _point_balls(lattice)
-    for i in range(1, n - 1):
-        e = points[i].exp()
-        B[i] = p[i] - e * w[i]
-        A[i] = p[i + 1] - e * w[i + 1]
-    # fractions are integers over ONE (exact dyadics; Python ints keep the bookkeeping exact and fast)
-    used = [0] * (n + 1)  # of cell k given away so far
-    u, v = [0] * n, [0] * n
-
-    def settle(i: int, below_first: bool) -> None:
-        """Choose u_i (of cell i) and v_i (of cell i+1) with u_i |B_i| <= v_i A_i certified."""
-        a_lo, b_hi = A[i].lower(), (-B[i]).upper()
-        if not (a_lo > 0 and b_hi > 0):
-            return
-        room_below, room_above = ONE - used[i], ONE - used[i + 1]
-        if room_below <= 0 or room_above <= 0:
-            return
-        ratio = float(a_lo / b_hi)  # u/v at balance (a float: only steers)
-        if not 0 < ratio < math.inf:  # underflow or overflow of the float: leave the cells alone
-            return
-        if below_first:  # take all the room below, as much above as balance needs
-            ui = room_below
-            vi = min(room_above, _ceil(ui / ratio))
-            ui = min(ui, _floor(vi * ratio))
-        else:
-            vi = room_above
-            ui = min(room_below, _floor(vi * ratio))
-            vi = min(vi, _ceil(ui / ratio))
-        shrink = 2.0**-30  # floats rounded the balance the wrong way (or the balls are wide): back off
-        while ui > 0 and not _frac(ui) * b_hi <= _frac(vi) * a_lo:
-            ui, shrink = _floor(ui * (1 - shrink)), min(2 * shrink, 1.0)
-        u[i], v[i] = ui, vi
-        used[i] += ui
-        used[i + 1] += vi
-
-    groups: list[Group] = []
-    m = _meeting_cell(pair, lattice, tails, p, A, B)
-    for i in range(n - 2, m if m is not None else 0, -1):  # down from the top to m + 1
-        settle(i, below_first=False)
-    if m is not None:
-        # group m: what is left of cell m + 1 and the upper piece of cell m
-        vm = ONE - used[m + 1] if A[m].lower() > 0 else 0
-        upper, lower = _split_meeting_cell(pair, lattice, m, tails, _frac(vm) * A[m].lower())
-        groups.append((m, upper[0] + _frac(vm) * p[m + 1], upper[1] + _frac(vm) * w[m + 1]))
-        used[m + 1] += vm
-        used[m] = ONE
-        for i in range(1, m - 1):  # up from the bottom to m - 2
-            settle(i, below_first=True)
-        # group m - 1: its share of cell m - 1, balanced by the lower piece of cell m
-        ui = ONE - used[m - 1]
-        avail = (lower[0] - points[m - 1].exp() * lower[1]).lower()  # its A
-        need = (-B[m - 1]).upper()
-        shrink = 2.0**-30
-        while ui > 0 and not _frac(ui) * need <= avail:
-            ui = _floor(min(ui, ONE * float(avail / need) if need > 0 else ONE) * (1 - shrink))
-            shrink = min(2 * shrink, 1.0)
-        used[m - 1] += ui
-        groups.append((m - 1, _frac(ui) * p[m - 1] + lower[0], _frac(ui) * w[m - 1] + lower[1]))
-    for i in range(1, n - 1):
-        if u[i] or v[i]:
-            ui, vi = _frac(u[i]), _frac(v[i])
-            groups.append((i, ui * p[i] + vi * p[i + 1], ui * w[i] + vi * w[i + 1]))
-    for k in range(1, n):  # what cell k keeps: its loss is > point(lo+k-1)
-        keep = ONE - used[k]
-        if keep < 0:
-            raise AssertionError("cell fractions exceed 1")  # construction invariant
-        if keep > 0:
-            groups.append((k - 1, _frac(keep) * p[k], _frac(keep) * w[k]))
-    groups.append((n - 1, tails[-1][0], tails[-1][1]))  # losses above point(hi)
-    return groups
-
-
-#: the unit of the balancing fractions: a fraction is an int k, meaning k / ONE
-ONE = 2**50
-
-
-def _frac(k: int) -> Ball:
-    """The exact ball k / ONE (k <= ONE < 2^53, so the float is exact)."""
-    return to_ball(k * 2.0**-50)
-
-
-def _floor(x: float) -> int:
-    """An int <= x, >= 0 (0 for nan); x a float in units of 1/ONE."""
-    return max(math.floor(x), 0) if math.isfinite(x) else 0
-
-
-def _ceil(x: float) -> int:
-    """An int >= x (ONE for inf or nan: the callers cap it by the room left)."""
-    return math.ceil(x) if math.isfinite(x) else ONE
-
-
-def _point_balls(lattice: LossLattice) -> list[Ball]:
-    """Balls of point(lo + i), i = 0..hi - lo: exact for a dyadic h and offset (sums of dyadics
-    are exact at any precision that holds their bits), else balls that contain them (an aligned
-    lattice's h may be a rational such as 2/3)."""
-    if lattice.h.denominator & (lattice.h.denominator - 1) == 0 and (
-        lattice.offset.denominator & (lattice.offset.denominator - 1) == 0
-    ):
-        off, h = to_ball(lattice.offset), to_ball(lattice.h)
-        return [off + h * k for k in range(lattice.lo, lattice.hi + 1)]
-    return [to_ball(lattice.point(k)) for k in range(lattice.lo, lattice.hi + 1)]
-
-
-def _imbalance(groups: list[Group], lattice: LossLattice, below: int) -> float:
-    """sum of P_g (log(P_g/Q_g) - l_g) over the groups with index < ``below``, in floats: the
-    first-order loss of the lower bound (what lowering the groups to their points gives away)."""
-    total = 0.0
-    for i, mass_p, mass_q in groups:
-        pf, qf = float(mass_p.mid()), float(mass_q.mid())
-        if i < below and pf > 0 and qf > 0:
-            total += pf * (math.log(pf / qf) - float(lattice.point(lattice.lo + i)))
-    return total
-
-
-def choose_offset(
-    pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int = 8, base: LossLattice | None = None
-) -> Fraction:
-    """The lattice offset in [0, h) whose lower-bound construction gives away the least, measured
-    in floats (:func:`_imbalance`) on a window of 2 x 160 cells around the P-median of the loss: a
-    scan of ``tries`` offsets, then ``refine`` halvings of a pattern search around the best.
-
-    Why: the balancing sweeps arrive at the mode with a phase that the offset moves continuously,
-    and what they cannot balance there is lost at first order in the cell's mass. Where the loss
-    has a hard edge with much mass near it (the subsampled Gaussian: L >= log(1 - q)), that loss
-    varies with the offset from nearly 0 to over 100 h^2 per step (q = 0.004, sigma = 0.52), and n
-    steps multiply it. The choice only steers tightness: every offset gives sound bounds.
-
-    Contract: a dyadic Fraction in [0, h); no enclosure.
-    """
-    with workprec(64):
-        base = base if base is not None else lattice_for(pair, h)
-        k_lo, k_hi = base.lo, base.hi  # P(L > point(k_lo)) > 1/2 >= P(L > point(k_hi))
-        while k_hi - k_lo > 1:
-            mid = (k_lo + k_hi) // 2
-            t = pair.loss_tail(to_ball(base.point(mid)))
-            k_lo, k_hi = (mid, k_hi) if t is not None and t[0] > 0.5 else (k_lo, mid)
-
-        def cost(offset: Fraction) -> float:
-            # the window lies inside the base lattice (an offset moves points by less than h); a
-            # lattice of its own per offset (140 tail bits) once exceeded the cell limit at a fine h
-            window = LossLattice(h, max(base.lo, k_lo - 160), min(base.hi, k_lo + 160), offset)
-            groups = _lower_groups(pair, window, _cell_masses(pair, window))
-            return _imbalance(groups, window, below=window.hi - window.lo - 8)  # not the cut top
-
-        costs = {h * Fraction(j, tries): 0.0 for j in range(tries)}
-        for offset in costs:
-            costs[offset] = cost(offset)
-        best = min(costs, key=costs.__getitem__)
-        step = h / tries
-        for _ in range(refine):
-            step /= 2
-            for cand in (best - step, best + step):
-                cand %= h
-                if cand not in costs:
-                    costs[cand] = cost(cand)
-            best = min(costs, key=costs.__getitem__)
-    return best
-
-
-def _meeting_cell(
-    pair: PrivacyPair, lattice: LossLattice, tails: list[tuple[Ball, Ball]], p: list[Ball], A: list[Ball], B: list[Ball]
-) -> int | None:
-    """The cell m (2 <= m <= n - 2) where the balancing sweep down from the top (groups > m) and the
-    sweep up from the bottom (groups < m - 1) meet, among the cells from 64 below the mode of the
-    cell masses to 1 above it, chosen so that the pieces of cell m balance groups m and m - 1 best
-    (what stays unbalanced costs its A-content; the sweeps alternate, so the mismatch depends on
-    the parity of m). The bottom-up sweep is not used above the mode, where it is unstable and
-    pairs whole cells. Floats only steer: every fraction and cut is certified afterwards. None if
-    there are fewer than 4 cells."""
-    n = len(p)
-    if n < 4:
-        return None
-    lo = lattice.lo
-    pf = [float(x.mid()) for x in p]
-    af = [float(x.mid()) for x in A]
-    bf = [float(-x.mid()) for x in B]
-    mode = max(range(n), key=lambda k: pf[k])
-
-    def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
-        used, u, v = [0.0] * (n + 1), [0.0] * n, [0.0] * n
-        for i in order:
-            r = af[i] / bf[i] if af[i] > 0 and bf[i] > 0 else 0.0
-            if not 0 < r < math.inf:
-                continue
-            if down:
-                vi = 1 - used[i + 1]
-                ui = min(1 - used[i], vi * r)
-                vi = min(vi, ui / r)
-            else:
-                ui = 1 - used[i]
-                vi = min(1 - used[i + 1], ui / r)
-                ui = min(ui, vi * r)
-            u[i], v[i] = ui, vi
-            used[i] += ui
-            used[i + 1] += vi
-        return u, v
-
-    u_top, _ = sweep(range(n - 2, 0, -1), True)
-    _, v_bottom = sweep(range(1, n - 1), False)
-
-    def mismatch(m: int, k: int) -> float:
-        """The float cost of meeting at cell m, its cut resolved to h/k."""
-        a = lattice.point(lo + m - 1)
-        ea, eb = math.exp(float(a)), math.exp(float(lattice.point(lo + m)))
-        credit = (1 - u_top[m + 1]) * af[m]
-        cuts = [tails[m - 1]]
-        for j in range(1, k):
-            t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, k)))
-            assert t is not None  # the caller has the tails of this pair
-            cuts.append(t)
-        cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
-        j = k  # the lowest cut at which group m is still balanced
-        while j > 0 and (cf[j - 1][0] - cf[k][0]) - eb * (cf[j - 1][1] - cf[k][1]) + credit >= 0:
-            j -= 1
-        slack = (cf[j][0] - cf[k][0]) - eb * (cf[j][1] - cf[k][1]) + credit  # > 0 only at j = 0
-        avail = (cf[0][0] - cf[j][0]) - ea * (cf[0][1] - cf[j][1])
-        need = (1 - v_bottom[m - 2]) * bf[m - 1]
-        return slack + abs(need - avail)
-
-    # every cell from 64 below the mode to 1 above: the best meeting can lie far below the mode
-    # when the density rises over many cells (measured: 17 h^2 per step at 8 below, 0.75 h^2 at the
-    # bottom); a coarse cut first, then the three best at h/32
-    try:
-        with workprec(64):
-            candidates = range(max(2, mode - 64), min(n - 2, mode + 1) + 1)
-            rough = sorted(candidates, key=lambda m: mismatch(m, 8))[:3]
-            best = min(rough, key=lambda m: mismatch(m, 32)) if rough else None
-    except (OverflowError, ZeroDivisionError, PrecisionExhausted):
-        return None  # floats cannot steer here (extreme losses): the plain sweeps, no cut
-    return best
-
-
-def _split_meeting_cell(
-    pair: PrivacyPair, lattice: LossLattice, m: int, tails: list[tuple[Ball, Ball]], credit: Ball
-) -> tuple[tuple[Ball, Ball], tuple[Ball, Ball]]:
-    """Cut the cell m = (a, b] where the two balancing sweeps meet at a dyadic loss c into the
-    upper piece (c, b], which joins group m (at b; ``credit`` = v_m A_m >= 0 is what its share of
-    cell m + 1 brings), and the lower piece (a, c], which goes to group m - 1 (at a). Returns the
-    (P, Q)-masses of the upper and the lower piece. c is the smallest point found by bisection at
-    which P - e^b Q of the upper piece plus ``credit`` is certified >= 0 (group m's loss >= b);
-    c = b (no upper piece) always qualifies.
-
-    Why: random fractions of this cell leave a share that neither group can balance (the sweeps
-    arrive with fractions that need not add up to 1), and that share, lowered to a, costs first
-    order in h (measured: 12% of the largest cell at q = 0.01, sigma = 0.8). Contiguous pieces give
-    group m the highest losses, which balance best, and the rest, at losses >= a, goes to m - 1."""
-    a, b = lattice.point(lattice.lo + m - 1), lattice.point(lattice.lo + m)
-    eb = to_ball(b).exp()
-
-    def pieces(c: Fraction) -> tuple[tuple[Ball, Ball], tuple[Ball, Ball]]:
-        t_c = tails[m] if c == b else pair.loss_tail(to_ball(c))
-        if t_c is None:  # the caller has the tails of this pair already
-            raise Unsupported(f"{pair.mechanism}: no loss distribution")
-        up = (t_c[0] - tails[m][0], t_c[1] - tails[m][1])
-        return up, (tails[m - 1][0] - t_c[0], tails[m - 1][1] - t_c[1])
-
-    def balanced(c: Fraction) -> bool:
-        up = pieces(c)[0]
-        return bool(up[0] - eb * up[1] + credit >= 0)
-
-    if not balanced(b):
-        return pieces(b)  # credit not proved >= 0: the whole cell goes to m - 1
-    low, high = a, b  # balanced(high); the answer lies in [low, high]
-    for _ in range(40):
-        mid = (low + high) / 2
-        low, high = (low, mid) if balanced(mid) else (mid, high)
-    return pieces(high)
-
-
-def lattice_for(
-    pair: PrivacyPair, h: Fraction, tail_bits: int = 140, offset: Fraction = Fraction(0), max_cells: int = 0
-) -> LossLattice:
-    """The smallest lattice of points offset + kh (by doubling, then bisection of each end) whose
-    ends hold P-mass below 2^-tail_bits: P(L > point(hi)) and P(L <= point(lo)). The choice only
-    steers tightness (the bound holds for any lattice: mass beyond the ends is placed at
-    point(lo) or at +inf, as in the module docstring), so it is made at 64 bits.
-
-    LimitExceeded when more than ``max_cells`` (0: MAX_CELLS) cells would be needed.
-
-    Contract: a valid LossLattice (lo < hi); no enclosure.
-    """
-    limit = max_cells or MAX_CELLS
-
-    def small(k: int, upper: bool) -> bool:
-        # 64 bits settle most ends; a mass 1 - P(L > l) below 2^-64 needs more bits to be seen
-        # as small (a sum such as the discrete Gaussian's does not keep 1 - tiny to tiny's accuracy)
-        for prec in (64, tail_bits + 64):
-            with workprec(prec):
-                tails = pair.loss_tail(to_ball(offset + h * k))
-                if tails is None:
-                    raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
-                mass = tails[0] if upper else 1 - tails[0]
-                bound = to_ball(2) ** -tail_bits
-                if mass < bound or mass >= bound:
-                    return bool(mass < bound)
-        return False
-
-    def end(sign: int) -> int:
-        k = sign * max(1, math.ceil(1 / h))
-        while not small(k, sign > 0):
-            k *= 2
-            if abs(k) > limit:
-                raise LimitExceeded(
-                    f"h={h}: the loss range of {pair.mechanism} needs more than {limit} lattice cells per step "
-                    "(a tiny noise scale?): use a larger h, or --via rdp"
-                )
-        inner = 0  # the bisection keeps small(k) and moves toward 0, where the end test may fail
-        while abs(k - inner) > 1:
-            mid = (k + inner) // 2
-            k, inner = (mid, inner) if small(mid, sign > 0) else (k, mid)
-        return k
-
-    # one more cell below: the balancing of the lower bound starts from an empty cell, so that
-    # its bottom sweep never begins with a cell that holds the lowest losses (measured: that can
-    # cost 20x more at some offsets)
-    lo, hi = end(-1) - 1, end(1)
-    if hi - lo > limit:
-        raise LimitExceeded(
-            f"h={h}: the loss range of {pair.mechanism} needs {hi - lo} lattice cells per step, more than {limit}: "
-            "use a larger h, or --via rdp"
-        )
-    return LossLattice(h, lo, hi, offset)
 
 
 @dataclass(frozen=True)
@@ -686,18 +312,8 @@ def eps_upper(composed: Composed, delta: Fraction, tol: Fraction = Fraction(1, 2
     return hi
 
 
-#: default lattice spacing (2^-11: the two-sided eps enclosure of DP-SGD settings such as q = 0.01,
-#: sigma = 0.8, 500 steps is within 1e-4 relative; docs/math.md §10)
-DEFAULT_H = Fraction(1, 2**11)
-
 #: the factor by which a direction that only has to be shown dominated is coarsened
 COARSE_FACTOR = 8
-
-#: the default spacing is halved while one step's lattice has fewer cells than this (and h > MIN_AUTO_H)
-AUTO_MIN_CELLS = 2048
-
-#: the finest spacing the default chooses by itself
-MIN_AUTO_H = Fraction(1, 2**20)
 
 
 #: the largest |loss| (summed over the steps) the lattice sums handle: e^{-loss} overflows beyond
@@ -718,32 +334,6 @@ def _pure_dp_cap(parts: list[tuple[PrivacyPair, int]]) -> Fraction | None:
     return total
 
 
-def auto_h(parts: list[tuple[PrivacyPair, int]], tail_bits: int) -> Fraction:
-    """The default spacing: DEFAULT_H, halved while the widest part's lattice has fewer than
-    AUTO_MIN_CELLS cells (down to MIN_AUTO_H). Why: the error of both bounds scales with h^2
-    against the spread of one step's loss; where the losses are tiny (q = 0.001, sigma = 2: 149
-    cells at 2^-11) a fixed h resolves eps to 16% only, and a finer lattice there is still small.
-    Pairs whose loss is purely atomic choose their own spacing (:func:`aligned_spacing`) and are
-    left out.
-
-    Contract: a power of two in [MIN_AUTO_H, DEFAULT_H]; only steers tightness (no enclosure).
-    """
-    free = [p for p, _ in parts if (g := p.loss_grid()) is None or not g.atomic]
-    h = DEFAULT_H
-    while free and h > MIN_AUTO_H:
-        widest = 0
-        for p in free:
-            try:
-                lat = lattice_for(p, h, tail_bits)
-            except LimitExceeded:  # wide enough (the lattice itself will say what it needs)
-                return h
-            widest = max(widest, lat.hi - lat.lo)
-        if widest >= AUTO_MIN_CELLS:
-            break
-        h /= 2
-    return h
-
-
 @dataclass(frozen=True)
 class PldResult:
     """A two-sided enclosure from the lattice bounds with the grid that recomputes it: ``enclosure``
@@ -754,165 +344,6 @@ class PldResult:
     quantity: str
     enclosure: Enclosure
     grid: dict[str, object]
-
-
-def directions(pair: PrivacyPair) -> dict[str, list[tuple[PrivacyPair, int]]]:
-    """The compositions whose delta curves the lattice bounds compare, by name: a subsampled
-    Gaussian with direction ``both`` (alone or as a part) gives a "remove" and an "add"
-    composition (the neighbouring relation is one for the whole run, so every such part takes
-    the same direction); otherwise one composition, named after the direction of a single
-    subsampled-Gaussian part, else "pair".
-
-    Contract: lists of (pair, steps) whose compositions' largest delta curve is that of ``pair``.
-    """
-    parts = list(pair.parts) if isinstance(pair, Composition) else [(pair, 1)]
-    both = any(isinstance(p, SubsampledGaussian) and p.direction == "both" for p, _ in parts)
-    if not both:
-        single = parts[0][0] if len(parts) == 1 else None
-        return {getattr(single, "direction", "pair"): parts}
-
-    def turned(d: str) -> list[tuple[PrivacyPair, int]]:
-        def one(p: PrivacyPair) -> PrivacyPair:
-            return SubsampledGaussian(p.q, p.sigma, d) if isinstance(p, SubsampledGaussian) else p
-
-        return [(one(p) if getattr(p, "direction", None) == "both" else p, n) for p, n in parts]
-
-    return {d: turned(d) for d in ("remove", "add")}
-
-
-def _gcd(a: Fraction, b: Fraction) -> Fraction:
-    """gcd of two rationals (>= 0, not both 0): gcd(a/b, c/d) = gcd(ad, cb)/(bd)."""
-    return Fraction(math.gcd(a.numerator * b.denominator, b.numerator * a.denominator), a.denominator * b.denominator)
-
-
-def common_grid(pairs: list[PrivacyPair]) -> LossGrid | None:
-    """The coarsest grid that holds the atoms of every pair in ``pairs``: anchor that of the first,
-    spacing the gcd of their spacings and of their anchors' differences (rationals, so it exists);
-    None when some pair has no grid.
-
-    Contract: None, or a LossGrid holding every atom of every pair (atomic iff all are).
-    """
-    grids = [p.loss_grid() for p in pairs]
-    found = [g for g in grids if g is not None]
-    if not found or len(found) < len(grids):
-        return None
-    anchor, spacing = found[0].anchor, Fraction(0)
-    for g in found:
-        spacing = _gcd(_gcd(spacing, g.spacing), abs(g.anchor - anchor))
-    return LossGrid(spacing, anchor, atomic=all(g.atomic for g in found))
-
-
-def _span(pair: PrivacyPair, h: Fraction, tail_bits: int) -> Fraction:
-    """The loss range of one step's lattice at spacing h (an estimate that only steers)."""
-    lat = lattice_for(pair, h, tail_bits)
-    return (lat.hi - lat.lo) * h
-
-
-def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int) -> list[Part]:
-    """One lattice per part, all of one spacing (a product needs it). Without atoms: spacing h,
-    each part with its own tuned offset (:func:`offset_lattice`; the offsets add). With atoms:
-    the parts' common grid (:func:`common_grid` of the parts with atoms) sets the spacing and
-    offset (:func:`aligned_spacing`; a part without atoms makes it a grid with a continuous part,
-    so the spacing stays <= h, and takes a tuned offset on it). If that spacing needs more cells
-    than MAX_CELLS (grids of very different scales), every part falls back to spacing h with a
-    tuned offset, where atoms cost first order.
-
-    Contract: (pair, steps, lattice) with a common spacing; only steers tightness (no enclosure).
-    """
-    gridded = [p for p, _ in parts if p.loss_grid() is not None]
-    if gridded:
-        grid = common_grid(gridded)
-        assert grid is not None
-        free = len(gridded) < len(parts)
-        if free:
-            grid = LossGrid(grid.spacing, grid.anchor, atomic=False)
-        try:
-            probe = max(h, min(grid.spacing, 2**20 * h))
-            span = max(_span(p, probe, tail_bits) for p, _ in parts)
-            spacing, offset = aligned_spacing(grid, h, span)
-            return [
-                (
-                    p,
-                    n,
-                    lattice_for(p, spacing, tail_bits, offset=offset)
-                    if p.loss_grid() is not None
-                    else offset_lattice(p, spacing, tail_bits),
-                )
-                for p, n in parts
-            ]
-        except LimitExceeded:
-            pass  # the fallback below
-    return [(p, n, offset_lattice(p, h, tail_bits)) for p, n in parts]
-
-
-def atom_gap() -> Fraction:
-    """How far below an atom of the loss an aligned lattice puts its point, in units of its spacing:
-    2^-(prec/2) at the working precision (2^-64 at 128 bits, at least 2^-32), far above the balls'
-    radii, so that an atom and its point compare decidedly. The lower bound lowers the atom by
-    this much per step, and the upper bound moves about this fraction of its mass one cell up.
-
-    Contract: a power of two in (0, 2^-32]; no enclosure.
-    """
-    return Fraction(1, 2 ** max(32, current_prec() // 2))
-
-
-#: with atoms closer than h, an atomic loss is still put on its own grid up to this many cells
-ATOMIC_CELLS = 1 << 14
-
-
-def aligned_spacing(grid: LossGrid, h: Fraction, span: Fraction) -> tuple[Fraction, Fraction]:
-    """(spacing, offset) of a lattice whose points sit :func:`atom_gap` spacings below the atoms of
-    a loss whose atoms lie on ``grid`` (anchor + d Z), with spacing near h; ``span`` estimates the
-    loss range (it only sets how many cells the lattice takes).
-
-    A purely atomic loss takes the grid itself (both bounds are then exact up to the gap and the
-    pruning: every cell holds one atom just above its left edge) while that needs at most
-    MAX_CELLS cells when d >= h, or ATOMIC_CELLS cells when d < h; beyond, a multiple of d (every
-    such atom is then a point, the others sit inside cells). A loss with a continuous part
-    (Laplace) takes d / k <= h, with k = ceil(d/h), so every atom is a point, but at most
-    MAX_CELLS / 2 cells (a coarser spacing than h when d/h is huge).
-
-    Contract: spacing > 0 and offset in [0, spacing); no enclosure (any lattice is sound).
-    """
-    d = grid.spacing
-    cells = span / d  # cells at spacing d
-    if grid.atomic:
-        if d >= h:
-            m = math.ceil(cells / MAX_CELLS)
-        else:  # at most max(ATOMIC_CELLS, the cells at h) cells, and a spacing <= h
-            m = min(math.ceil(cells / max(ATOMIC_CELLS, math.floor(span / h))), math.floor(h / d))
-        spacing = d * max(1, m)
-    else:
-        k = min(math.ceil(d / h), max(1, math.floor(MAX_CELLS // 2 / max(cells, Fraction(1)))))
-        spacing = d / k
-    return spacing, (grid.anchor - spacing * atom_gap()) % spacing
-
-
-def tuned_lattice(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, max_cells: int = 0) -> LossLattice:
-    """The lattice of spacing h that certdp uses for ``pair``'s lower bounds: offset by
-    :func:`choose_offset`, ends by :func:`lattice_for`. A pair whose loss has atoms
-    (``loss_grid``) gets the lattice of :func:`part_lattices` instead (its spacing may differ
-    from h).
-
-    Contract: a valid LossLattice; its choice only steers tightness (no enclosure).
-    """
-    if pair.loss_grid() is not None:
-        return part_lattices([(pair, 1)], h, tail_bits)[0][2]
-    return offset_lattice(pair, h, tail_bits, max_cells)
-
-
-def offset_lattice(pair: PrivacyPair, h: Fraction, tail_bits: int = 140, max_cells: int = 0) -> LossLattice:
-    """The lattice of spacing exactly h with a tuned offset (:func:`choose_offset`), for parts of a
-    composition that must share one spacing.
-
-    Contract: a valid LossLattice of spacing h; its choice only steers tightness (no enclosure).
-    """
-    base = lattice_for(pair, h, tail_bits, max_cells=max_cells)  # refuses a huge range before the search
-    return lattice_for(pair, h, tail_bits, offset=choose_offset(pair, h, base=base), max_cells=max_cells)
-
-
-#: one part of a composition on its lattice: (pair, steps, lattice)
-Part = tuple[PrivacyPair, int, LossLattice]
 
 
 class LatticeBounds:
