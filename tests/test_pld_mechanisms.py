@@ -10,6 +10,7 @@ atoms plus mpmath quadrature of the continuous part).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from fractions import Fraction
 
 import mpmath as mp
@@ -20,7 +21,7 @@ from hypothesis import strategies as st
 from certdp.cli import main
 from certdp.enclose import workprec
 from certdp.errors import InvalidArgument
-from certdp.notions.pld import aligned_spacing, common_grid, directions, pld_bounds
+from certdp.notions.pld import PldResult, aligned_spacing, common_grid, directions, pld_bounds
 from certdp.pairs import Composition, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, SubsampledGaussian
 from certdp.pairs.base import LossGrid
 
@@ -116,6 +117,22 @@ def _laplace_delta(u: mp.mpf, eps: mp.mpf, steps: int) -> mp.mpf:
     return total + mp.quad(lambda x: f(x) * inner(x), cuts)
 
 
+def _assert_exact(
+    pair: Composition, parts: Callable[[], list[tuple[dict[Fraction, mp.mpf], int]]], eps: Fraction
+) -> PldResult:
+    """delta(eps) of an atomic composition: the exact convolution of the atoms ``parts()`` (built
+    at DPS digits: a callable, so that the reference is not formed at mpmath's default 15) lies in
+    the enclosure, which is essentially exact (width <= 1e-8: the lattice is the atoms' grid)."""
+    with workprec(128):
+        res = pld_bounds(pair, eps=eps)
+    with mp.workdps(DPS):
+        ref = _delta_atoms(_composed(parts()), _mp(eps))
+        low, up = _ends(res.enclosure)
+        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (res.enclosure, ref)
+        assert up - low <= mp.mpf(10) ** -8, (res.enclosure, ref)
+    return res
+
+
 # -- soundness against the references --------------------------------------------------------
 
 A_VALUES = [Fraction(1, 3), Fraction(1, 2), Fraction(1), Fraction(3, 2)]
@@ -132,14 +149,7 @@ SIGMAS = [Fraction(7, 10), Fraction(1), Fraction(3, 2), Fraction(2)]
 def test_discrete_laplace_delta_contains_the_exact_convolution(a: Fraction, r: int, steps: int, eps: Fraction) -> None:
     """delta(eps) of n discrete Laplace steps: the exact convolution of the atoms lies in the
     enclosure, and the enclosure is tight (the lattice is the atoms' own grid)."""
-    pair = Composition(((DiscreteLaplace(a, r), steps),))
-    with workprec(128):
-        enc = pld_bounds(pair, eps=eps).enclosure
-    with mp.workdps(DPS):
-        ref = _delta_atoms(_composed([(_dl_atoms(a, r), steps)]), _mp(eps))
-        low, up = _ends(enc)
-        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (enc, ref)
-        assert up - low <= mp.mpf(10) ** -8, (enc, ref)
+    _assert_exact(Composition(((DiscreteLaplace(a, r), steps),)), lambda: [(_dl_atoms(a, r), steps)], eps)
 
 
 @settings(max_examples=8, deadline=None)
@@ -153,14 +163,7 @@ def test_discrete_gaussian_delta_contains_the_exact_convolution(
     sigma: Fraction, r: int, steps: int, eps: Fraction
 ) -> None:
     """delta(eps) of n discrete Gaussian steps against the brute-force convolution."""
-    pair = Composition(((DiscreteGaussian(sigma, r), steps),))
-    with workprec(128):
-        enc = pld_bounds(pair, eps=eps).enclosure
-    with mp.workdps(DPS):
-        ref = _delta_atoms(_composed([(_dg_atoms(sigma, r), steps)]), _mp(eps))
-        low, up = _ends(enc)
-        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (enc, ref)
-        assert up - low <= mp.mpf(10) ** -8, (enc, ref)
+    _assert_exact(Composition(((DiscreteGaussian(sigma, r), steps),)), lambda: [(_dg_atoms(sigma, r), steps)], eps)
 
 
 @settings(max_examples=6, deadline=None)
@@ -212,13 +215,7 @@ def test_heterogeneous_atomic_composition_contains_the_exact_convolution(
     """A discrete Laplace and a discrete Gaussian composed: their atoms share the grid of the gcd
     of spacings and anchor differences, so the product of the lattice pmfs is exact up to the gap."""
     pair = Composition(((DiscreteLaplace(a, 1), n1), (DiscreteGaussian(sigma, 1), n2)))
-    with workprec(128):
-        res = pld_bounds(pair, eps=eps)
-    with mp.workdps(DPS):
-        ref = _delta_atoms(_composed([(_dl_atoms(a, 1), n1), (_dg_atoms(sigma, 1), n2)]), _mp(eps))
-        low, up = _ends(res.enclosure)
-        assert low - mp.mpf(10) ** -45 <= ref <= up + mp.mpf(10) ** -45, (res.enclosure, ref)
-        assert up - low <= mp.mpf(10) ** -8, (res.enclosure, ref)
+    res = _assert_exact(pair, lambda: [(_dl_atoms(a, 1), n1), (_dg_atoms(sigma, 1), n2)], eps)
     parts = res.grid["pair"]["parts"]  # type: ignore[index]
     assert [p["steps"] for p in parts] == [n1, n2] and len({p["h"] for p in parts}) == 1
 
