@@ -328,3 +328,19 @@ def test_pld_tampering_is_caught_by_the_reading_or_the_recomputation(
     _rewrite(doc, bad, resign=True)
     got, out = verify(bad, capsys)
     assert got == code and words in out, out
+
+
+def test_a_failed_invariant_in_the_recomputation_is_a_one_line_rejection(
+    signed: dict[str, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Defence in depth (attack review): an AssertionError raised inside the recomputation (the
+    lattice bounds assert construction invariants) rejects the certificate with exit 1 and one
+    line naming the error class, never a traceback and never an acceptance."""
+    import certdp.cert.verify as verify_module
+
+    def broken(check: object) -> object:
+        raise AssertionError("cell fractions exceed 1")
+
+    monkeypatch.setattr(verify_module, "recompute", broken)
+    code, out = verify(signed["pld"], capsys)
+    assert code == 1 and "recomputation failed (AssertionError)" in out

@@ -43,9 +43,10 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         raise
     except CertdpError as exc:
         raise CertificateInvalid(f"field body/{name}: recomputation failed: {exc}") from None
-    except (ArithmeticError, ValueError, IndexError, MemoryError) as exc:
+    except (ArithmeticError, ValueError, IndexError, MemoryError, AssertionError) as exc:
         # defence in depth: a file that drives the recomputation into an unexpected error is
-        # rejected, never accepted and never a traceback (the error class names the bug to fix)
+        # rejected, never accepted and never a traceback (the error class names the bug to fix; an
+        # AssertionError is a construction invariant of the lattice bounds that failed)
         raise CertificateInvalid(f"field body/{name}: recomputation failed ({exc.__class__.__name__})") from None
     if check.relation == "<=":
         holds, shown = enc.upper is not None and enc.upper <= check.threshold, enc.shown_upper
