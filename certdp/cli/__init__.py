@@ -15,6 +15,7 @@ from certdp.budget import Deadline
 from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.render import render
+from certdp.cli.run_audit import run_audit_command
 from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
 from certdp.cli.run_gdp import run_convert, run_gdp
 from certdp.cli.run_notions import run_notion
@@ -60,6 +61,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
         "calibrate": run_calibrate,
         "gdp": run_gdp,
         "convert": run_convert,
+        "audit": run_audit_command,
     }
     try:
         reject_unused(args)
@@ -76,7 +78,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
         sys.stderr.write(f"certdp: error: {exc}\n")
         return _exit_code(exc)
     out(json.dumps(rec) if args.json else render(rec))
-    return 0
+    return int(rec.get("exit_code", 0))  # type: ignore[call-overload]
 
 
 def main_entry() -> None:

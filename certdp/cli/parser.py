@@ -256,4 +256,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="check the claims without checking the signer against a trusted key (reported as signer_trusted: false)",
     )
     v.add_argument("--json", action="store_true", help="print one JSON object")
+    _audit_parser(sub)
     return parser
+
+
+AUDIT_DESCRIPTION = (
+    "Regression-check other accountants: every number a peer prints (RDP at an order, epsilon, delta, "
+    "a calibrated sigma) is held against certdp's certified enclosure of the SAME quantity and judged "
+    "exact (inside, up to a float slack), conservative (above the upper end), UNSOUND (below the certified "
+    "lower end: the peer claims more privacy than that quantity allows) or inconclusive (certdp has one side "
+    "only, or the peer failed)."
+)
+
+
+def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    a = sub.add_parser(
+        "audit",
+        help="audit peer accountants (dp_accounting, prv, opacus, autodp, riskcal) against certified enclosures",
+        description=AUDIT_DESCRIPTION,
+        epilog="exit codes: 0 no UNSOUND value, 1 at least one UNSOUND value (a refuted claim), 2 bad input or a "
+        "missing peer, 3 a --claim that is inconclusive\n"
+        "examples:\n"
+        "  certdp audit --suite default --html report.html\n"
+        "  certdp audit --peers dp_accounting,prv --cases my_configs.toml --json\n"
+        '  certdp audit --claim "opacus prv eps=1.753 sigma=1.1 q=0.01 steps=1000 delta=1e-6"',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    what = a.add_mutually_exclusive_group(required=True)
+    what.add_argument("--suite", choices=("default",), help="the packaged suite (30 DP-SGD settings)")
+    what.add_argument(
+        "--cases",
+        metavar="FILE",
+        help="a TOML ([[case]] tables) or JSON case file: id, q, sigma, steps, delta, eps, orders, checks "
+        "(rdp, eps-rdp, eps-pld, delta-pld, sigma), pld_vdi, note; see docs/audit.md",
+    )
+    what.add_argument(
+        "--claim",
+        metavar="TEXT",
+        help='check one reported number: "PEER METHOD QUANTITY=VALUE KEY=VALUE ..." (the first KEY=VALUE is the '
+        "reported eps, delta, sigma or rdp; METHOD rdp means an RDP accountant, anything else the exact value)",
+    )
+    a.add_argument(
+        "--peers",
+        help="comma-separated peers among dp_accounting, prv, opacus, autodp, riskcal (default: every installed one)",
+    )
+    a.add_argument(
+        "--slack",
+        metavar="REL",
+        help="relative float slack: a value within REL x |value| of the certified enclosure is exact "
+        "(default 2^-40 ~ 9.1e-13, about 4000 ulps; at most 0.01)",
+    )
+    a.add_argument("--html", metavar="FILE", help="write the HTML report (tables and plots; needs matplotlib) here")
+    a.add_argument("--json", action="store_true", help="print one JSON object")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 
 def render(rec: dict[str, object]) -> str:
+    if rec["quantity"] == "audit":
+        return str(rec["text"])
+    if rec["quantity"] == "claim":
+        return str(rec["sentence"])
     if rec["quantity"] == "verify":
         checks = "\n  ".join(
             f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} of {c['of']}"
