@@ -274,8 +274,9 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "audit",
         help="audit peer accountants (dp_accounting, prv, opacus, autodp, riskcal) against certified enclosures",
         description=AUDIT_DESCRIPTION,
-        epilog="exit codes: 0 no UNSOUND value, 1 at least one UNSOUND value (a refuted claim), 2 bad input or a "
-        "missing peer, 3 a --claim that is inconclusive\n"
+        epilog="exit codes: 0 no UNSOUND guarantee, 1 at least one UNSOUND guarantee or a refuted --claim (UNSOUND "
+        "estimates by design, such as dp_accounting's optimistic PLD, are reported but do not count), 2 bad input "
+        "or a missing peer, 3 a --claim that is inconclusive\n"
         "examples:\n"
         "  certdp audit --suite default --html report.html\n"
         "  certdp audit --peers dp_accounting,prv --cases my_configs.toml --json\n"
