@@ -112,12 +112,12 @@ def parse_claim(text: str) -> Claim:
         fields.update(checks=["eps-rdp" if rdp_method else "eps-pld"])
         kind = "eps-rdp" if rdp_method else "eps-pld"
     else:
-        fields.update(checks=["delta-pld"], eps=fields.get("eps"))
         if rdp_method:
             raise InvalidArgument("claim: delta from an RDP accountant is not audited; use method pld (exact delta)")
-        kind = "delta-pld"
-        if fields["eps"] is None:
+        if "eps" not in fields:
             raise InvalidArgument("claim: a reported delta needs eps=...")
+        fields.update(checks=["delta-pld"])
+        kind = "delta-pld"
     case = case_from_dict(fields, "claim")
     orders: tuple[Fraction, ...] = ()
     if kind in ("eps-rdp", "sigma-rdp") and conversion == "cks":

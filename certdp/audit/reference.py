@@ -25,11 +25,11 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal
 from fractions import Fraction
 
 from certdp.calibrate.pld import calibrate_pld
-from certdp.enclose import Ball, Enclosure, Target, inf_convex, refine, to_ball, workprec
+from certdp.cert.limits import MIN_PLD_H
+from certdp.enclose import Ball, Enclosure, Target, decimal_outward, inf_convex, refine, to_ball, workprec
 from certdp.errors import CertdpError
 from certdp.notions import delta as rdp_delta
 from certdp.notions import epsilon, rdp
@@ -61,37 +61,13 @@ class Reference:
 
     def to_dict(self) -> dict[str, object]:
         """Contract: ends as outward-rounded decimal strings of 17 significant digits (lower down,
-        upper up; :func:`decimal_outward`), None for a side that is not certified."""
+        upper up; certdp.enclose.decimal_outward), None for a side that is not certified."""
         return {
             "compared": self.quantity,
             "lower": None if self.lower is None else decimal_outward(self.lower, up=False),
             "upper": None if self.upper is None else decimal_outward(self.upper, up=True),
             **({"reason": self.reason} if self.reason else {}),
         }
-
-
-def decimal_outward(v: Fraction, up: bool, digits: int = 17) -> str:
-    """Contract: a decimal string with at most ``digits`` significant digits that is >= v (up) or
-    <= v (down), exactly (integer arithmetic); equal to v when v has that few digits."""
-    if v == 0:
-        return "0"
-    sign = "-" if v < 0 else ""
-    a = abs(v)
-    e = len(str(a.numerator)) - len(str(a.denominator))  # 10^e is within a factor 10 of a
-    while Fraction(10) ** e > a:
-        e -= 1
-    while Fraction(10) ** (e + 1) <= a:
-        e += 1
-    k = digits - 1 - e  # a * 10^k has `digits` integer digits
-    scaled = a * Fraction(10) ** k
-    away = up != (v < 0)  # rounding away from zero raises a positive value, lowers a negative one
-    n = math.ceil(scaled) if away else math.floor(scaled)
-    text = str(n).rstrip("0") or "0"
-    exp = e + (len(str(n)) - digits)  # a carry (999.. -> 1000..) adds a digit
-    mant = text[0] + ("." + text[1:] if len(text) > 1 else "")
-    if -5 <= exp < 17:
-        return sign + format(Decimal(mant).scaleb(exp), "f")
-    return f"{sign}{mant}e{exp}"
 
 
 def _pair(q: Fraction, sigma: Fraction, steps: int) -> PrivacyPair:
@@ -179,7 +155,6 @@ def eps_rdp_reference(
 #: claim asks for CLAIM_REL_WIDTH (it has the time).
 PLD_REL_WIDTH = Fraction(1, 10**3)
 CLAIM_REL_WIDTH = Fraction(1, 10**4)
-MIN_PLD_H = Fraction(1, 2**16)
 
 
 def _pld(pair: PrivacyPair, rel_width: Fraction, **query: Fraction) -> tuple[Fraction, Fraction]:

@@ -12,6 +12,7 @@ from flint import __version__ as PYTHON_FLINT_VERSION
 from certdp.enclose.ball import (
     Ball,
     Enclosure,
+    decimal_outward,
     lower_float,
     to_ball,
     upper_float,
@@ -75,6 +76,7 @@ __all__ = [
     "coarsen_spread",
     "coarsened_powering",
     "current_prec",
+    "decimal_outward",
     "inf_convex",
     "inf_interval",
     "integrate_real",

@@ -141,6 +141,15 @@ def _round_decimal(value: Fraction, digits: int, up: bool) -> str:
     return _round_decimal_exact(value, digits, up)
 
 
+def decimal_outward(value: Fraction, up: bool, digits: int = 17) -> str:
+    """Decimal text of an exact rational rounded outward to ``digits`` significant digits.
+
+    Contract: as :func:`_round_decimal`: the decimal is <= value (up=False) or >= value (up=True),
+    by exact integer arithmetic; used for ends that are not dyadic (an Enclosure needs dyadic ends).
+    """
+    return _round_decimal(value, digits, up)
+
+
 def _dyadic_decimal(man: int, exp: int, digits: int, up: bool) -> str:
     """Outward decimal of man * 2**exp without building a huge Fraction first."""
     if man == 0:

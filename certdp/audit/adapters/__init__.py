@@ -9,6 +9,7 @@ gives a row with ``value`` NaN and the error, which the audit reports as inconcl
 
 from __future__ import annotations
 
+import abc
 import importlib
 import importlib.metadata
 import logging
@@ -21,9 +22,6 @@ from fractions import Fraction
 
 from certdp.audit.cases import Case
 from certdp.errors import InvalidArgument, Unsupported
-
-#: Reference kinds (certdp.audit.reference): what a peer's number is compared with.
-KINDS = ("rdp", "eps-rdp", "eps-pld", "delta-pld", "sigma-rdp", "sigma-pld")
 
 #: Peer name -> (adapter module, the pip package that provides the peer).
 PEERS: dict[str, tuple[str, str]] = {
@@ -41,7 +39,8 @@ class PeerMissing(Unsupported):
 
 @dataclass(frozen=True)
 class PeerValue:
-    """One number a peer reported. ``kind`` names the reference it is held against; ``order`` (rdp),
+    """One number a peer reported. ``kind`` names the reference it is held against (rdp, eps-rdp,
+    eps-pld, delta-pld, sigma-rdp, sigma-pld: certdp.audit.reference); ``order`` (rdp),
     ``orders`` and ``conversion`` (eps-rdp, sigma-rdp: the peer's own orders and RDP-to-DP
     conversion, "cks" or "basic") make that reference the SAME quantity; ``seconds`` is the wall
     time of the peer call; ``error`` is set (and value NaN) when the peer raised."""
@@ -101,10 +100,10 @@ def call_peer(fn: Callable[[], float]) -> tuple[float, float, str, str]:
     return value, seconds, error, note
 
 
-class Adapter:
-    """Base of the peer adapters. Subclasses set ``name``, ``package`` (pip name) and
-    ``distribution`` (importlib.metadata name), import the peer in ``__init__`` (PeerMissing when
-    absent), and implement :meth:`evaluate`.
+class Adapter(abc.ABC):
+    """Base of the peer adapters. Subclasses set ``name`` and ``package`` (the pip and
+    importlib.metadata name), import the peer in ``__init__`` (PeerMissing when absent), and
+    implement :meth:`evaluate`.
 
     Contract: ``evaluate(case)`` returns PeerValue rows only (peer failures are rows, not raises).
     """
@@ -121,9 +120,9 @@ class Adapter:
         except importlib.metadata.PackageNotFoundError:
             return "unknown"
 
+    @abc.abstractmethod
     def evaluate(self, case: Case) -> list[PeerValue]:
-        """Contract: the peer's answers to ``case``'s checks (subclasses)."""
-        raise NotImplementedError
+        """Contract: the peer's answers to ``case``'s checks (each subclass lists them)."""
 
     def value(self, method: str, kind: str, fn: Callable[[], float], **extra: object) -> PeerValue:
         """Contract: a PeerValue from one :func:`call_peer` of ``fn``."""
@@ -155,11 +154,6 @@ def load_adapter(name: str) -> Adapter:
         raise InvalidArgument(f"peer={name!r} must be one of {', '.join(PEERS)}")
     module, _ = PEERS[name]
     return importlib.import_module(module).ADAPTER()  # type: ignore[no-any-return]
-
-
-def floats(orders: tuple[Fraction, ...]) -> list[float]:
-    """Contract: the orders as the floats a peer receives (nearest binary64)."""
-    return [float(o) for o in orders]
 
 
 def exact_orders(values: object) -> tuple[Fraction, ...]:
