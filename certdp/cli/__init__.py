@@ -17,6 +17,7 @@ from certdp.cli.parser import build_parser
 from certdp.cli.render import render
 from certdp.cli.run_audit import run_audit_command
 from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
+from certdp.cli.run_claims import run_claims_command
 from certdp.cli.run_gdp import run_convert, run_gdp
 from certdp.cli.run_notions import run_notion
 from certdp.enclose.checkpoint import checkpoints
@@ -62,6 +63,7 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
         "gdp": run_gdp,
         "convert": run_convert,
         "audit": run_audit_command,
+        "claims": run_claims_command,
     }
     try:
         reject_unused(args)

@@ -45,7 +45,7 @@ def used_flags(args: argparse.Namespace) -> set[str]:
     Contract: every flag outside the returned set is ignored by the command's runner.
     """
     cmd = args.command
-    if cmd in ("keygen", "sign", "verify", "audit"):
+    if cmd in ("keygen", "sign", "verify", "audit", "claims"):
         return set(vars(args))  # every flag of these is used (argparse knows them all)
     if cmd == "gdp":
         return {"rho"} | _PRECISION

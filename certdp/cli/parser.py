@@ -257,6 +257,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.add_argument("--json", action="store_true", help="print one JSON object")
     _audit_parser(sub)
+    _claims_parser(sub)
     return parser
 
 
@@ -309,3 +310,42 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     a.add_argument("--html", metavar="FILE", help="write the HTML report (tables and plots; needs matplotlib) here")
     a.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+CLAIMS_DESCRIPTION = (
+    "Check what papers and library docs print against certified enclosures. Each claim of the shipped "
+    "registry (certdp/claims/*.toml: the random-allocation paper arXiv:2610.09651, the zCDP-RDP information "
+    "gap paper arXiv:2610.02414, the zCDP-to-GDP paper arXiv:2611.01218, and outside papers and tutorials) "
+    "is confirmed (the certified enclosure lies inside the interval the printed number stands for, or the "
+    "bound or relation is certified), refuted (the certified opposite holds), imprecise (the enclosure "
+    "straddles the boundary, or certdp could not certify the quantity) or out of scope (it needs data or "
+    "training runs). The whole registry takes about 10 minutes on 2 cores."
+)
+
+
+def _claims_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser(
+        "claims",
+        help="check the paper-claims registry (published numbers against certified enclosures)",
+        description=CLAIMS_DESCRIPTION,
+        epilog="exit codes: 0 every claim confirmed or out of scope, 1 a claim is refuted, 2 bad input, "
+        "3 a claim is imprecise (none refuted)\n"
+        "examples:\n"
+        "  certdp claims list\n"
+        "  certdp claims check --paper 2611.01218\n"
+        "  certdp claims check --json --html claims.html\n"
+        "  certdp claims check --file my_paper.toml   (the claim-file format: docs/claims.md)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("action", choices=("check", "list"), help="check the claims, or list them without computing")
+    c.add_argument("--paper", metavar="ID", help="only this paper's claims (its registry id or arXiv id)")
+    c.add_argument(
+        "--file",
+        dest="files",
+        action="append",
+        metavar="FILE",
+        help="a claim file instead of the registry (repeatable)",
+    )
+    c.add_argument("--jobs", metavar="N", help="worker processes (default: the CPU count; at most 8)")
+    c.add_argument("--html", metavar="FILE", help="write the HTML report here")
+    c.add_argument("--json", action="store_true", help="print one JSON object")

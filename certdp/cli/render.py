@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def render(rec: dict[str, object]) -> str:
-    if rec["quantity"] == "audit":
+    if rec["quantity"] in ("audit", "claims"):
         return str(rec["text"])
     if rec["quantity"] == "claim":
         return str(rec["sentence"])

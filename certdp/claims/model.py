@@ -1,0 +1,379 @@
+"""Claims as data: frozen descriptions of what a paper states, kept apart from their evaluation.
+
+A claim file (TOML, one per paper) has a ``[paper]`` table (id, title, authors, arxiv or url) and
+``[[claim]]`` tables. Every claim has ``id``, ``where`` (section / table / equation), ``printed``
+(the number as printed, verbatim), ``statement`` and ``kind``:
+
+* ``value``: the printed number, read with ``rounding`` (nearest | up | down | exact; ``step``
+  for a lattice such as a sigma search step), must contain ``quantity``;
+* ``bound``: ``quantity`` ``op`` (<=, <, >=, >) the printed number, exactly as printed;
+  ``one_sided = true`` when the quantity only bounds the claimed property from the safe side
+  (an RDP conversion's epsilon for an (eps, delta) guarantee): it can confirm, never refute;
+* ``relation``: ``left`` ``op`` ``right`` (each a quantity or a number; op may also be ==);
+* ``identity``: ``check`` names a proofs_checks id whose symbolic proof is the evidence;
+* ``out-of-scope``: ``reason`` says what certdp lacks (training runs, data, ...).
+
+A quantity is ``quantity = "name"`` with ``params = {...}`` (or, inside ``left``/``right`` and
+nested params, a table ``{quantity = "name", key = value, ...}``); the names are those of
+certdp.claims.quantities, each of which states the certdp function it calls. ``aggregate``
+("min" or "max") with ``over`` (a list of parameter tables merged into ``params``) makes the
+quantity the min or max over several settings (a printed range across workloads). ``note``
+explains a derivation or, for a refuted claim, the likely cause.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from importlib import resources
+from pathlib import Path
+
+from certdp.claims.interval import Interval
+from certdp.claims.rounding import ROUNDINGS, printed_interval, printed_value
+from certdp.errors import InvalidArgument, fmt_value
+
+KINDS = ("value", "bound", "relation", "identity", "out-of-scope")
+STATUSES = ("confirmed", "refuted", "imprecise", "out of scope")
+OPS = ("<=", "<", ">=", ">", "==")
+_COMMON = {"id", "where", "printed", "statement", "kind", "note"}
+#: The fields each kind reads: anything else is refused rather than silently ignored.
+_FIELDS = {
+    "value": _COMMON | {"quantity", "params", "rounding", "step", "value", "aggregate", "over"},
+    "bound": _COMMON | {"quantity", "params", "op", "value", "aggregate", "over", "one_sided"},
+    "relation": _COMMON | {"left", "right", "op"},
+    "identity": _COMMON | {"check"},
+    "out-of-scope": _COMMON | {"reason"},
+}
+#: Limits that keep a claim file from asking for unbounded work (the registry is far below them).
+MAX_OVER = 200
+MAX_LIST = 256
+MAX_DEPTH = 8
+MAX_CLAIM_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A quantity to compute: a registered ``name`` and its ``params`` (values are canonical strings,
+    tuples of them, or nested Refs). Hashable, so that each distinct computation runs once."""
+
+    name: str
+    params: tuple[tuple[str, object], ...]
+
+    @property
+    def key(self) -> str:
+        """Contract: a canonical text, equal for equal computations."""
+        return json.dumps([self.name, [[k, _plain(v)] for k, v in self.params]], separators=(",", ":"))
+
+    def get(self, name: str, default: object = None) -> object:
+        """Contract: the parameter's canonical value, or ``default``."""
+        return dict(self.params).get(name, default)
+
+    def deps(self) -> list[Ref]:
+        """Contract: the nested Refs among the parameters (computed before this one)."""
+        return [v for _, v in self.params if isinstance(v, Ref)]
+
+    def label(self) -> str:
+        """Contract: a short human-readable form, ``name(k=v, ...)``."""
+        inner = ", ".join(f"{k}={v.label() if isinstance(v, Ref) else _plain(v)}" for k, v in self.params)
+        return f"{self.name}({inner})"
+
+
+def _plain(v: object) -> object:
+    if isinstance(v, Ref):
+        return {"quantity": v.name, **{k: _plain(x) for k, x in v.params}}
+    if isinstance(v, tuple):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _canon(v: object, where: str, depth: int = 0) -> object:
+    if depth > MAX_DEPTH:
+        raise InvalidArgument(f"{where}: quantities nest deeper than {MAX_DEPTH} levels")
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, (float, Decimal)):
+        return str(v) if isinstance(v, Decimal) else repr(v)
+    if isinstance(v, str):
+        return v.strip()
+    if isinstance(v, list):
+        if len(v) > MAX_LIST:
+            raise InvalidArgument(f"{where}: a list parameter holds at most {MAX_LIST} values")
+        return tuple(_canon(x, where, depth + 1) for x in v)
+    if isinstance(v, dict):
+        if "quantity" in v:
+            return make_ref(v, where, depth=depth + 1)
+        raise InvalidArgument(f"{where}: a table parameter must name a quantity")
+    raise InvalidArgument(f"{where}: unsupported parameter {fmt_value(v)}")
+
+
+def make_ref(table: dict[str, object], where: str, params: dict[str, object] | None = None, depth: int = 0) -> Ref:
+    """A Ref from ``{quantity = name, k = v, ...}`` (or a name and a separate params table).
+
+    Contract: parameters in canonical form, sorted by name; an unknown quantity raises
+    InvalidArgument naming it (checked against certdp.claims.quantities).
+    """
+    from certdp.claims.quantities import QUANTITIES
+
+    name = table.get("quantity")
+    if not isinstance(name, str) or name not in QUANTITIES:
+        raise InvalidArgument(f"{where}: quantity={fmt_value(name)} is not a registered quantity")
+    raw = {k: v for k, v in table.items() if k != "quantity"} if params is None else params
+    if not isinstance(raw, dict):
+        raise InvalidArgument(f"{where}: params must be a table")
+    spec = QUANTITIES[name]
+    unknown = sorted(set(raw) - set(spec.params))
+    if unknown:
+        raise InvalidArgument(f"{where}: quantity {name} has no parameter {unknown[0]} (has {', '.join(spec.params)})")
+    missing = [p for p in spec.required if p not in raw]
+    if missing:
+        raise InvalidArgument(f"{where}: quantity {name} needs the parameter {missing[0]}")
+    return Ref(name, tuple(sorted((k, _canon(v, f"{where}.{k}", depth)) for k, v in raw.items())))
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The source of a claim file: ``id`` (used by --paper), title, authors, arXiv id or URL."""
+
+    id: str
+    title: str
+    authors: str
+    arxiv: str = ""
+    url: str = ""
+
+    def cite(self) -> str:
+        """Contract: "Authors, Title, arXiv:ID" (or the URL)."""
+        src = f"arXiv:{self.arxiv}" if self.arxiv else self.url
+        return f"{self.authors}, {self.title}, {src}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One checkable statement of a paper (module docstring for the fields)."""
+
+    paper: Paper
+    id: str
+    where: str
+    printed: str
+    statement: str
+    kind: str
+    quantity: Ref | None = None
+    aggregate: str | None = None
+    over: tuple[Ref, ...] = ()
+    target: Interval | None = None
+    op: str | None = None
+    left: Ref | Fraction | None = None
+    right: Ref | Fraction | None = None
+    check: str | None = None
+    reason: str = ""
+    note: str = ""
+    refs: tuple[Ref, ...] = field(default=())
+    one_sided: bool = False
+
+    @property
+    def uid(self) -> str:
+        """Contract: ``paper-id:claim-id``, unique across the registry."""
+        return f"{self.paper.id}:{self.id}"
+
+
+def _text(row: dict[str, object], key: str, where: str, required: bool = True) -> str:
+    v = row.get(key)
+    if v is None and not required:
+        return ""
+    if not isinstance(v, str) or not v.strip():
+        raise InvalidArgument(f"{where}: {key}={fmt_value(v)} must be a non-empty string")
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in v):  # one-line errors and reports: no newlines, no escapes
+        raise InvalidArgument(f"{where}: {key} must not hold control characters (newlines, escapes)")
+    return v.strip()
+
+
+def _number_text(row: dict[str, object], key: str, where: str) -> str | None:
+    """A number given as text: a TOML float would lose its printed digits (1.50 reads as 1.5)."""
+    v = row.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        raise InvalidArgument(f'{where}: {key}={fmt_value(v)} must be written as a string ("1.50"), keeping its digits')
+    return str(v)
+
+
+def _subst(v: object, bindings: dict[str, object], where: str) -> object:
+    """``v`` with every string "$name" replaced by bindings[name] (tables and lists recursively)."""
+    if isinstance(v, str) and v.startswith("$"):
+        if v[1:] not in bindings:
+            raise InvalidArgument(f"{where}: {v} is not bound (bind it in over = [...])")
+        return bindings[v[1:]]
+    if isinstance(v, dict):
+        return {k: _subst(x, bindings, where) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_subst(x, bindings, where) for x in v]
+    return v
+
+
+def _side(v: object, where: str) -> Ref | Fraction:
+    if isinstance(v, dict):
+        return make_ref(v, where)
+    if isinstance(v, (str, int, float, Decimal)) and not isinstance(v, bool):
+        return printed_value(str(v), where)
+    raise InvalidArgument(f"{where} must be a quantity table or a number, not {fmt_value(v)}")
+
+
+def claim_from_dict(row: object, paper: Paper, where: str) -> Claim:
+    """Validate one ``[[claim]]`` table.
+
+    Contract: a Claim whose fields are consistent with its kind; anything else raises
+    InvalidArgument in one line naming the claim and the field.
+    """
+    if not isinstance(row, dict):
+        raise InvalidArgument(f"{where} must be a table")
+    cid = _text(row, "id", where)
+    where = f"{paper.id}:{cid}"
+    kind = _text(row, "kind", where)
+    if kind not in KINDS:
+        raise InvalidArgument(f"{where}: kind={fmt_value(kind)} must be one of {', '.join(KINDS)}")
+    unknown = sorted(set(row) - _FIELDS[kind])
+    if unknown:
+        raise InvalidArgument(f"{where}: field {unknown[0]} does not apply to a {kind} claim")
+    base = {
+        "paper": paper,
+        "id": cid,
+        "where": _text(row, "where", where),
+        "printed": _text(row, "printed", where),
+        "statement": _text(row, "statement", where),
+        "kind": kind,
+        "note": _text(row, "note", where, required=False),
+    }
+    if kind == "out-of-scope":
+        return Claim(**base, reason=_text(row, "reason", where))  # type: ignore[arg-type]
+    if kind == "identity":
+        return Claim(**base, check=_text(row, "check", where))  # type: ignore[arg-type]
+    if kind == "relation":
+        op = row.get("op")
+        if op not in OPS:
+            raise InvalidArgument(f"{where}: op={fmt_value(op)} must be one of {', '.join(OPS)}")
+        left = _side(_subst(row.get("left"), {}, where), f"{where}.left")
+        right = _side(_subst(row.get("right"), {}, where), f"{where}.right")
+        refs = tuple(x for x in (left, right) if isinstance(x, Ref))
+        if not refs:
+            raise InvalidArgument(f"{where}: a relation needs at least one quantity side")
+        return Claim(**base, op=op, left=left, right=right, refs=refs)  # type: ignore[arg-type]
+    params = row.get("params", {})
+    if not isinstance(params, dict):
+        raise InvalidArgument(f"{where}: params must be a table")
+    agg, over = row.get("aggregate"), row.get("over")
+    overs: tuple[Ref, ...] = ()
+    if (agg is None) != (over is None):
+        raise InvalidArgument(f"{where}: aggregate and over go together")
+    if agg is None:
+        q = make_ref({"quantity": row.get("quantity")}, where, _subst(params, {}, where))
+    else:
+        if agg not in ("min", "max") or not isinstance(over, list) or not over:
+            raise InvalidArgument(f"{where}: aggregate must be min or max over a non-empty list of tables")
+        if len(over) > MAX_OVER:
+            raise InvalidArgument(f"{where}: over holds at most {MAX_OVER} settings")
+        for i, bindings in enumerate(over):
+            if not isinstance(bindings, dict):
+                raise InvalidArgument(f"{where}.over[{i}] must be a table")
+            table = _subst(params, bindings, f"{where}.over[{i}]")
+            overs += (make_ref({"quantity": row.get("quantity")}, f"{where}.over[{i}]", table),)
+        q = overs[0]
+    text = _number_text(row, "value", where) or base["printed"]
+    refs = overs or (q,)
+    if kind == "bound":
+        op = row.get("op")
+        if op not in OPS[:4]:
+            raise InvalidArgument(f"{where}: op={fmt_value(op)} must be one of {', '.join(OPS[:4])}")
+        v = printed_value(text, f"{where}.value")
+        one_sided = row.get("one_sided", False)
+        if not isinstance(one_sided, bool):
+            raise InvalidArgument(f"{where}: one_sided={fmt_value(one_sided)} must be true or false")
+        target = Interval(v, v, f"bound {op} {text}")
+        return Claim(
+            **base, quantity=q, aggregate=agg, over=overs, target=target, op=op, refs=refs, one_sided=one_sided
+        )  # type: ignore[arg-type]
+    rounding = row.get("rounding", "nearest")
+    if rounding not in ROUNDINGS:
+        raise InvalidArgument(f"{where}: rounding={fmt_value(rounding)} must be one of {', '.join(ROUNDINGS)}")
+    step = _number_text(row, "step", where)
+    st = printed_value(step, f"{where}.step") if step is not None else None
+    target = printed_interval(text, str(rounding), st, f"{where}.printed")
+    return Claim(**base, quantity=q, aggregate=agg, over=overs, target=target, refs=refs)  # type: ignore[arg-type]
+
+
+def parse_claims(text: str, source: str) -> tuple[Claim, ...]:
+    """Claims of one TOML claim file.
+
+    Contract: the [paper] table and every claim validated, claim ids unique; a syntax error raises
+    InvalidArgument naming ``source``.
+    """
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidArgument(f"claims={source} is not valid TOML: {first}") from None
+    p = data.get("paper")
+    if not isinstance(p, dict):
+        raise InvalidArgument(f"claims={source} needs a [paper] table")
+    paper = Paper(
+        _text(p, "id", f"{source} [paper]"),
+        _text(p, "title", f"{source} [paper]"),
+        _text(p, "authors", f"{source} [paper]"),
+        _text(p, "arxiv", f"{source} [paper]", required=False),
+        _text(p, "url", f"{source} [paper]", required=False),
+    )
+    if not (paper.arxiv or paper.url):
+        raise InvalidArgument(f"claims={source} [paper] needs arxiv or url")
+    rows = data.get("claim")
+    if not isinstance(rows, list) or not rows:
+        raise InvalidArgument(f"claims={source} must hold [[claim]] tables")
+    claims = tuple(claim_from_dict(r, paper, f"{source} claim {i + 1}") for i, r in enumerate(rows))
+    seen: set[str] = set()
+    for c in claims:
+        if c.id in seen:
+            raise InvalidArgument(f"claims={source}: id={c.id!r} appears twice")
+        seen.add(c.id)
+    return claims
+
+
+def load_claims(path: str | Path) -> tuple[Claim, ...]:
+    """Claims of a claim file on disk. Contract: as :func:`parse_claims`; an unreadable, non-UTF-8 or
+    over-large (> 1 MiB) file raises InvalidArgument naming the path."""
+    p = Path(path)
+    try:
+        if not p.is_file():  # a device or a FIFO reports size 0 and never ends
+            raise InvalidArgument(f"claims={path} is not a regular file")
+        with p.open("rb") as fh:
+            data = fh.read(MAX_CLAIM_FILE_BYTES + 1)
+        if len(data) > MAX_CLAIM_FILE_BYTES:
+            raise InvalidArgument(f"claims={path} is larger than {MAX_CLAIM_FILE_BYTES} bytes")
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"claims={path} cannot be read: {exc.__class__.__name__}") from None
+    return parse_claims(text, str(path))
+
+
+def shipped_claims(paper: str | None = None) -> tuple[Claim, ...]:
+    """The registry shipped with certdp (certdp/claims/*.toml), optionally one paper's.
+
+    Contract: every file parsed and validated; uids unique; ``paper`` must match a paper id or
+    its arXiv id (InvalidArgument listing the ids otherwise).
+    """
+    out: list[Claim] = []
+    folder = resources.files("certdp.claims")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            out.extend(parse_claims(entry.read_text(encoding="utf-8"), entry.name))
+    uids = [c.uid for c in out]
+    if len(set(uids)) != len(uids):
+        raise InvalidArgument("the shipped registry has a duplicate claim uid")
+    if paper is None:
+        return tuple(out)
+    picked = tuple(c for c in out if paper in (c.paper.id, c.paper.arxiv))
+    if not picked:
+        ids = sorted({c.paper.id for c in out})
+        raise InvalidArgument(f"paper={fmt_value(paper)} is not in the registry (papers: {', '.join(ids)})")
+    return picked
