@@ -95,3 +95,31 @@ def test_quick_claims_match_the_committed_report():
         (r.claim.uid, r.status, committed[r.claim.uid]) for r in report.results if r.status != committed[r.claim.uid]
     ]
     assert not mismatched
+
+
+def test_each_claim_file_names_the_certdp_functions_it_uses():
+    """The header of every claim file lists each computation its claims use with the certdp function
+    behind it, exactly as the registry states it (so the file and the code cannot drift apart)."""
+    from certdp.claims.model import parse_claims
+    from certdp.claims.quantities import all_deps
+
+    for path in sorted((ROOT / "certdp" / "claims").glob("*.toml")):
+        text = path.read_text(encoding="utf-8")
+        used: set[str] = set()
+
+        def visit(ref, used=used) -> None:
+            used.add(ref.name)
+            for d in all_deps(ref):
+                visit(d)
+
+        for c in parse_claims(text, path.name):
+            for r in c.refs:
+                visit(r)
+        listed = {}
+        for line in text.splitlines():
+            if line.startswith("#   ") and ": " in line and not line.startswith("#   ("):
+                name, uses = line[4:].split(": ", 1)
+                listed[name] = uses
+        assert set(listed) == used, path.name
+        for name, uses in listed.items():
+            assert QUANTITIES[name].uses == uses, (path.name, name)
