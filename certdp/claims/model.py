@@ -67,6 +67,12 @@ class Ref:
         """Contract: a canonical text, equal for equal computations."""
         return json.dumps([self.name, [[k, _plain(v)] for k, v in self.params]], separators=(",", ":"))
 
+    @staticmethod
+    def of(name: str, **params: object) -> Ref:
+        """Contract: the Ref of an already canonical computation (params sorted by name, as
+        :func:`make_ref` makes them), for quantities that name their own dependencies."""
+        return Ref(name, tuple(sorted(params.items())))
+
     def get(self, name: str, default: object = None) -> object:
         """Contract: the parameter's canonical value, or ``default``."""
         return dict(self.params).get(name, default)
@@ -161,7 +167,6 @@ class Claim:
     printed: str
     statement: str
     kind: str
-    quantity: Ref | None = None
     aggregate: str | None = None
     over: tuple[Ref, ...] = ()
     target: Interval | None = None
@@ -292,16 +297,14 @@ def claim_from_dict(row: object, paper: Paper, where: str) -> Claim:
         if not isinstance(one_sided, bool):
             raise InvalidArgument(f"{where}: one_sided={fmt_value(one_sided)} must be true or false")
         target = Interval(v, v, f"bound {op} {text}")
-        return Claim(
-            **base, quantity=q, aggregate=agg, over=overs, target=target, op=op, refs=refs, one_sided=one_sided
-        )  # type: ignore[arg-type]
+        return Claim(**base, aggregate=agg, over=overs, target=target, op=op, refs=refs, one_sided=one_sided)  # type: ignore[arg-type]
     rounding = row.get("rounding", "nearest")
     if rounding not in ROUNDINGS:
         raise InvalidArgument(f"{where}: rounding={fmt_value(rounding)} must be one of {', '.join(ROUNDINGS)}")
     step = _number_text(row, "step", where)
     st = printed_value(step, f"{where}.step") if step is not None else None
     target = printed_interval(text, str(rounding), st, f"{where}.printed")
-    return Claim(**base, quantity=q, aggregate=agg, over=overs, target=target, refs=refs)  # type: ignore[arg-type]
+    return Claim(**base, aggregate=agg, over=overs, target=target, refs=refs)  # type: ignore[arg-type]
 
 
 def parse_claims(text: str, source: str) -> tuple[Claim, ...]:

@@ -60,13 +60,11 @@ def _levels(claims: Iterable[Claim]) -> list[list[Ref]]:
 
 
 def run_quantity(ref: Ref, resolved: dict[str, Interval]) -> Outcome:
-    """Evaluate one computation. Contract: its certified interval, or the one-line reason certdp
-    could not certify it (a CertdpError, a dependency that failed, or an internal error, which is
-    reported as such); never raises."""
+    """Evaluate one computation whose dependencies are all in ``resolved`` (check_claims fails a
+    computation with a failed dependency before it runs, carrying that dependency's reason).
+    Contract: its certified interval, or the one-line reason certdp could not certify it (a
+    CertdpError, or an internal error, reported as such); never raises."""
     start = time.perf_counter()
-    missing = [d for d in all_deps(ref) if d.key not in resolved]
-    if missing:
-        return Outcome(None, f"needs {missing[0].label()}, which could not be certified", 0.0)
     try:
         iv = compute(ref, resolved)
     except CertdpError as exc:

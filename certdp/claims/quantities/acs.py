@@ -120,7 +120,7 @@ def _rho_dep(ref: object) -> list:  # type: ignore[type-arg]
     from certdp.claims.model import Ref
 
     assert isinstance(ref, Ref)
-    return [Ref("zcdp_rho_for", (("delta", ref.get("delta")), ("eps", ref.get("eps"))))]
+    return [Ref.of("zcdp_rho_for", delta=ref.get("delta"), eps=ref.get("eps"))]
 
 
 def rho_star(a: Args) -> Interval:
@@ -182,26 +182,18 @@ def _shift_zcdp(a: Args) -> Interval:
     return _zcdp_shift(fam, a.int("d"), rho_star(a))
 
 
-def _shift_deps(ref: object) -> list:  # type: ignore[type-arg]
-    from certdp.claims.model import Ref
-
-    assert isinstance(ref, Ref)
-    return [Ref("acs_shift_rdp", ref.params), Ref("acs_shift_zcdp", ref.params)]
-
-
-def _shifts(a: Args) -> tuple[Interval, Interval]:
-    from certdp.claims.model import Ref
-
-    cell = tuple((k, v) for k, v in a.ref.params if k in _ACS)
-    return a.dep(Ref("acs_shift_rdp", cell)), a.dep(Ref("acs_shift_zcdp", cell))
-
-
-def _cell_deps(ref: object) -> list:  # type: ignore[type-arg]
+def _shift_refs(ref: object) -> list:  # type: ignore[type-arg]
+    """The two calibrated shifts of ``ref``'s workload (its family, d, eps, delta; not its form)."""
     from certdp.claims.model import Ref
 
     assert isinstance(ref, Ref)
     cell = tuple((k, v) for k, v in ref.params if k in _ACS)
-    return _shift_deps(Ref(ref.name, cell))
+    return [Ref("acs_shift_rdp", cell), Ref("acs_shift_zcdp", cell)]
+
+
+def _shifts(a: Args) -> tuple[Interval, Interval]:
+    r, z = _shift_refs(a.ref)
+    return a.dep(r), a.dep(z)
 
 
 @quantity(
@@ -209,7 +201,7 @@ def _cell_deps(ref: object) -> list:  # type: ignore[type-arg]
     "certdp.notions.epsilon and certdp.notions.gdp.zcdp_epsilon",
     (*_ACS, "form"),
     _ACS,
-    deps=_cell_deps,
+    deps=_shift_refs,
 )
 def _ratio(a: Args) -> Interval:
     """Var_RDP/Var_zCDP (form "ratio", the default) or the saving 1 - Var_RDP/Var_zCDP ("saving")."""
@@ -224,7 +216,7 @@ def _ratio(a: Args) -> Interval:
     return Interval(lo, hi, "Var_RDP/Var_zCDP = s_Z^2/s_R^2")
 
 
-@quantity("acs_delta_mse", "certdp.notions.epsilon and certdp.notions.gdp.zcdp_epsilon", _ACS, deps=_shift_deps)
+@quantity("acs_delta_mse", "certdp.notions.epsilon and certdp.notions.gdp.zcdp_epsilon", _ACS, deps=_shift_refs)
 def _dmse(a: Args) -> Interval:
     r, z = _shifts(a)
     assert r.lower and r.upper and z.lower and z.upper

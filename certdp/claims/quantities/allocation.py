@@ -225,18 +225,10 @@ def _sigma_ref(a_ref: object, which: str) -> object:
     assert isinstance(a_ref, Ref)
     if which not in SIGMAS:
         raise InvalidArgument(f"sigma name={which} must be one of {', '.join(SIGMAS)}")
-    cell = (("epochs", a_ref.get("epochs")), ("steps", a_ref.get("steps")))
+    cell = {"epochs": a_ref.get("epochs"), "steps": a_ref.get("steps")}
     if which == "exact":
-        return Ref(
-            "ra_exact_sigma",
-            (
-                ("epochs", a_ref.get("epochs")),
-                ("step", "1e-6"),
-                ("steps", a_ref.get("steps")),
-                ("tv", a_ref.get("lam")),
-            ),
-        )
-    return Ref(SIGMAS[which], (cell[0], ("lam", a_ref.get("lam")), cell[1]))
+        return Ref.of("ra_exact_sigma", step="1e-6", tv=a_ref.get("lam"), **cell)
+    return Ref.of(SIGMAS[which], lam=a_ref.get("lam"), **cell)
 
 
 def _ratio_deps(ref: object) -> list:  # type: ignore[type-arg]
