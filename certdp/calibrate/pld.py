@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import workprec
+from certdp.enclose.ball import readable_repr
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
 from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
 from certdp.pairs import SubsampledGaussian, compose
-from certdp.pairs.params import Number, integer, real
+from certdp.pairs.params import Number, exact_str, integer, real
 
 #: lattice spacing of the decisive evaluations: at 2^-12 the two-sided eps enclosure of typical
 #: DP-SGD settings is within about 2e-5 relative, below what a sigma step of 1e-5 moves eps
@@ -67,6 +69,8 @@ class SideResult:
     lower: Fraction | None
     upper: Fraction | None
 
+    __repr__ = readable_repr
+
 
 @dataclass(frozen=True)
 class PldCalibration:
@@ -91,6 +95,8 @@ class PldCalibration:
     seconds: float
     probes: dict[str, int] = field(default_factory=dict)
 
+    __repr__ = readable_repr
+
     @property
     def eps_upper(self) -> Fraction:
         """Contract: the certified eps at sigma, the max over directions of the upper ends."""
@@ -112,6 +118,7 @@ def calibrate_pld(
     direction: str = "both",
     h: Fraction | None = None,
     max_seconds: Number | Deadline | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> PldCalibration:
     """Smallest sigma on the ``step`` lattice whose certified PLD eps (every direction) is <= eps,
     and the proved violation at sigma - step.
@@ -124,7 +131,9 @@ def calibrate_pld(
     not tight enough there, once at h/2. Every decision is a certified evaluation; floats only
     propose.
 
-    ``h`` None: :func:`default_h` of the step.
+    ``h`` None: :func:`default_h` of the step. ``progress`` (None: silent) is called with a short
+    text before each certified probe (``remove direction, sigma=1.41469, h=2^-12: upper bound``),
+    for a status line; it only observes and never changes the search.
 
     Contract: for each SideResult in ``claim``, eps_upper <= eps is proved on its lattice (so
     sigma gives (eps, delta)-DP in every listed direction); if ``refutation`` is set, its
@@ -169,11 +178,19 @@ def calibrate_pld(
             cache[key] = LatticeBounds(pair, n, lattice, floor)
         return cache[key]
 
+    reported: set[tuple[Fraction, str, Fraction, str]] = set()
+
+    def probe(sigma: Fraction, d_name: str, hh: Fraction, side: str) -> Fraction:
+        if progress is not None and (sigma, d_name, hh, side) not in reported:  # repeats are cached, instant
+            reported.add((sigma, d_name, hh, side))
+            progress(f"{d_name} direction, sigma={_short(sigma)}, h={_power_text(hh)}: {side} bound")
+        return bounds(sigma, d_name, hh, side == "lower").eps(side, d)
+
     def eps_up(sigma: Fraction, d_name: str, hh: Fraction) -> Fraction:
-        return bounds(sigma, d_name, hh, False).eps("upper", d)
+        return probe(sigma, d_name, hh, "upper")
 
     def eps_low(sigma: Fraction, d_name: str, hh: Fraction) -> Fraction:
-        return bounds(sigma, d_name, hh, True).eps("lower", d)
+        return probe(sigma, d_name, hh, "lower")
 
     coarse_h = h * COARSE_FACTOR
     # the smallest sigma on the step lattice that a certificate records
@@ -274,6 +291,19 @@ def calibrate_pld(
         seconds=time.perf_counter() - start,
         probes=probes,
     )
+
+
+def _short(sigma: Fraction) -> str:
+    """sigma for a progress text: exact on the step lattice (1.41469), 6 digits for a float probe."""
+    text = exact_str(sigma)
+    return text if len(text) <= 12 else f"{float(sigma):.6g}"
+
+
+def _power_text(h: Fraction) -> str:
+    """h for a progress text: 2^-12 for a power of two (every lattice spacing here), else its value."""
+    if h.numerator == 1 and not h.denominator & (h.denominator - 1):
+        return f"2^-{h.denominator.bit_length() - 1}"
+    return exact_str(h)
 
 
 def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple[float, float]:  # noqa: ANN001

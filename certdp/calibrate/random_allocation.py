@@ -12,6 +12,7 @@ from fractions import Fraction
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step, grid_work
 from certdp.enclose import Enclosure
+from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.tv_certified import LatticeGrid, TVBound, auto_grid, tv_bound
@@ -46,6 +47,8 @@ class CalibrationResult:
     closed_form_sigma: Enclosure
     seconds: float
     attempts: list[dict[str, object]] = field(default_factory=list)
+
+    __repr__ = readable_repr
 
     def to_dict(self) -> dict[str, object]:
         """Contract: exact decimal strings of every field; bounds rounded outward."""

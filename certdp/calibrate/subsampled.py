@@ -11,6 +11,7 @@ from fractions import Fraction
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import Enclosure
+from certdp.enclose.ball import readable_repr
 from certdp.errors import LimitExceeded, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.pairs import SubsampledGaussian, compose
@@ -43,6 +44,8 @@ class EpsCalibration:
     sigma_miss: Fraction
     eps_at_miss: Enclosure | None
     seconds: float
+
+    __repr__ = readable_repr
 
 
 def calibrate_epsilon(

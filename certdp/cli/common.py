@@ -139,8 +139,10 @@ def progress_bar(args: argparse.Namespace) -> Iterator[Callable[[str, float], No
     if args.json or not sys.stderr.isatty():
         yield lambda what, frac: None
         return
+    from rich.console import Console
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
+    # stderr: stdout carries the result (a pipe or a redirect must receive only that)
+    with Progress(transient=True, console=Console(stderr=True)) as bar:
         task = bar.add_task("certifying", total=1.0)
         yield lambda what, frac: bar.update(task, completed=frac, description=what)

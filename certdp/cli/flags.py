@@ -24,7 +24,7 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "calibrate": {"step": "1e-6"},
 }
 
-_NOT_FLAGS = ("command", "mechanism", "json")
+_NOT_FLAGS = ("command", "mechanism", "json", "kind")
 _PRECISION = {"prec", "max_prec"}
 _PAIR = {*PARAMS, "direction", "steps", "epochs"}
 _TV_METHOD_FLAGS = {
@@ -45,8 +45,16 @@ def used_flags(args: argparse.Namespace) -> set[str]:
     Contract: every flag outside the returned set is ignored by the command's runner.
     """
     cmd = args.command
-    if cmd in ("keygen", "sign", "verify", "audit", "claims"):
+    if cmd in ("keygen", "sign", "verify", "audit", "claims", "table"):
         return set(vars(args))  # every flag of these is used (argparse knows them all)
+    if cmd == "curve":
+        if args.kind == "eps":
+            return {"q", "sigma", "direction", "steps", "delta", "h", "compare", "csv", "png"}
+        return (_PAIR - {"epochs"}) | {"orders", "csv", "png"}
+    if cmd in ("eps", "delta") and getattr(args, "event", None) is not None:
+        # the event file describes the mechanism: its flags would be ignored
+        query = "delta" if cmd == "eps" else "eps"
+        return {"event", query, "via", "h", "orders", "max_seconds"} | _PRECISION
     if cmd == "gdp":
         return {"rho"} | _PRECISION
     if cmd == "convert":
@@ -93,7 +101,11 @@ def reject_unused(args: argparse.Namespace) -> None:
         if args.command == "calibrate" and dest == "sigma":
             raise InvalidArgument(f"sigma={fmt_value(value)} is what calibrate computes; drop --sigma")
         what = f"certdp {args.command}"
-        if args.command not in ("gdp", "convert"):
+        if args.command == "curve":
+            what += f" {args.kind}"
+        if getattr(args, "event", None) is not None:
+            what += " --event"
+        elif args.command not in ("gdp", "convert"):
             what += f" {args.mechanism}"
         if args.command == "tv":
             what += f" --method {args.method or DEFAULTS['tv']['method']}"
@@ -107,6 +119,9 @@ def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
     eps and delta: when it is composed and no --orders are given), and a PLD calibration steps
     sigma by 1e-5 (the width the two-sided bounds resolve at h = 2^-12)."""
     out = dict(DEFAULTS.get(args.command, {}))
+    if getattr(args, "event", None) is not None:
+        out.pop("via", None)  # chosen from the event: pld when every part has a loss distribution
+        return out
     if getattr(args, "mechanism", None) != "subsampled-gaussian" or not _within_pld_steps(args):
         return out
     if args.command == "calibrate":

@@ -106,7 +106,17 @@ def build_parser() -> argparse.ArgumentParser:
             epilog=f"mechanisms: {mech_names}\nexample:\n  {EXAMPLES[name]}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
-        p.add_argument("mechanism", help="mechanism name (kebab-case)")
+        if name in ("eps", "delta"):  # --event describes the mechanism instead
+            p.add_argument("mechanism", nargs="?", help="mechanism name (kebab-case); omit it with --event")
+            p.add_argument(
+                "--event",
+                metavar="FILE",
+                help="a dp_accounting DpEvent in its JSON form instead of a mechanism (Gaussian, Laplace, "
+                "DiscreteLaplace, PoissonSampled Gaussian, SelfComposed, Composed and ZCDp events; "
+                "docs/integrations.md); via defaults to pld when every part has a loss distribution, else rdp",
+            )
+        else:
+            p.add_argument("mechanism", help="mechanism name (kebab-case)")
         for param, (mechs, text) in PARAMS.items():
             p.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
         p.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
@@ -258,7 +268,78 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="print one JSON object")
     _audit_parser(sub)
     _claims_parser(sub)
+    _curve_parser(sub)
+    _table_parser(sub)
     return parser
+
+
+def _curve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    c = sub.add_parser(
+        "curve",
+        help="certified curves as CSV and PNG: epsilon against steps (eps), Renyi divergence against order (rdp)",
+        description="eps: the certified epsilon band (both ends of the PLD lattice enclosure) of Poisson-subsampled "
+        "Gaussian DP-SGD at each step count, optionally beside installed peers' floats (--compare). rdp: the "
+        "certified Renyi curve D_alpha of a mechanism with the zCDP line rho alpha and the gap "
+        "Gamma(t) = rho t(t+1) - K(t) (Su, Yang, Su, Wang, arXiv:2610.02414). PNGs need matplotlib "
+        '(pip install "certdp[plot]").',
+        epilog="examples:\n"
+        "  certdp curve eps subsampled-gaussian --q 0.01 --sigma 1.0 --steps 1..1000:100 --delta 1e-5 --csv eps.csv "
+        "--png eps.png --compare dp_accounting,opacus\n"
+        "  certdp curve rdp laplace --orders 1.01..256 --png rdp.png",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument("kind", choices=("eps", "rdp"), help="which curve")
+    c.add_argument("mechanism", help="mechanism name (eps: subsampled-gaussian)")
+    for param, (mechs, text) in PARAMS.items():
+        c.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
+    c.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
+    c.add_argument(
+        "--steps",
+        help="eps: step counts A..B (each), A..B:k (A, A+k, ... and B) or N1,N2,... (at most 200 points); "
+        "rdp: the number of composed runs (default 1)",
+    )
+    c.add_argument("--delta", help="eps: target delta in (0, 1)")
+    c.add_argument("--h", help="eps: PLD lattice spacing (default as certdp eps --via pld)")
+    c.add_argument(
+        "--compare",
+        metavar="PEERS",
+        help="eps: comma-separated installed peers among dp_accounting, prv, opacus, autodp, riskcal, drawn beside "
+        "the band (their floats, not certified)",
+    )
+    c.add_argument(
+        "--orders",
+        help="rdp: orders A..B (40 log-spaced orders), A..B:n (n of them) or a1,a2,... (default 1.01..256)",
+    )
+    c.add_argument("--csv", metavar="FILE", help="write the points as CSV (atomically)")
+    c.add_argument("--png", metavar="FILE", help="write the figure as PNG (atomically; needs matplotlib)")
+    c.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _table_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    t = sub.add_parser(
+        "table",
+        help="a table of certified noise multipliers for a grid of DP-SGD settings (CSV, Markdown)",
+        description="sigma: for every (q, steps, epsilon) of the grid, the certified noise multiplier of "
+        "Poisson-subsampled Gaussian DP-SGD on the --step lattice (PLD lattice bounds, every direction), its "
+        "certified epsilon, and the refutation at sigma - step (a certified lower bound above the target) "
+        "when the bounds are tight enough to prove it. Each cell takes 5-60 s.",
+        epilog="example:\n  certdp table sigma --q 0.001,0.01,0.1 --steps 100,1000,10000 --epsilon 1,8 --delta 1e-5 "
+        "--markdown sigma.md --csv sigma.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    t.add_argument("kind", choices=("sigma",), help="which table")
+    t.add_argument("--q", required=True, help="comma-separated sampling rates in (0, 1]")
+    t.add_argument("--steps", required=True, help="comma-separated step counts")
+    t.add_argument("--epsilon", required=True, help="comma-separated epsilon targets > 0")
+    t.add_argument("--delta", required=True, help="target delta in (0, 1)")
+    t.add_argument(
+        "--step", help="sigma lattice step (default 1e-4: the refutation at sigma - step is then usually provable)"
+    )
+    t.add_argument("--direction", help=f"{', '.join(DIRECTIONS)} (default both)")
+    t.add_argument("--jobs", metavar="N", help="worker processes (default 1; at most 8)")
+    t.add_argument("--csv", metavar="FILE", help="write the table as CSV (atomically)")
+    t.add_argument("--markdown", metavar="FILE", help="write the table as Markdown (atomically)")
+    t.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 AUDIT_DESCRIPTION = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def render(rec: dict[str, object]) -> str:
-    if rec["quantity"] in ("audit", "claims"):
+    if rec["quantity"] in ("audit", "claims", "epsilon_curve", "rdp_curve", "sigma_table"):
         return str(rec["text"])
     if rec["quantity"] == "claim":
         return str(rec["sentence"])
@@ -56,6 +56,8 @@ def render(rec: dict[str, object]) -> str:
         return render_tv(rec)
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
+    if "event" in rec:
+        head = f"{rec['quantity']} of the dp_accounting event {rec['event']}: {params}"
     if "epochs" in rec:
         pass  # random-allocation: steps and epochs are parameters, shown above
     elif rec.get("steps", 1) != 1:
@@ -78,6 +80,8 @@ def render(rec: dict[str, object]) -> str:
         if rec.get("signed_infimum"):
             inf = rec["signed_infimum"]
             lines.append(f"  signed infimum of the bound [{inf['lower']}, {inf['upper']}]")  # type: ignore[index]
+    if rec.get("via_note"):
+        lines.append(f"  note: {rec['via_note']}")
     for note in rec.get("warnings") or ():  # type: ignore[union-attr]
         lines.append(f"  warning: {note}")
     if rec["quantity"] == "rho":

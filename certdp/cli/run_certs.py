@@ -20,6 +20,7 @@ from certdp.cert.verify import verify_bytes
 from certdp.cert.write import eps_check, finalize, make_body, pld_check, tv_check
 from certdp.cert.write import write as write_certificate
 from certdp.cli.common import progress_bar, steps_from_args
+from certdp.cli.progress import status_line
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported, fmt_value
 from certdp.notions.pld import lattice_record
@@ -68,7 +69,9 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
     pub = load_public_key_b64(readable_path("pubkey", args.pubkey)) if args.pubkey is not None else None
     data = read_capped(args.certificate)
     start = time.perf_counter()
-    report = verify_bytes(data, pub)
+    # the line is drawn here: the verifier stays small and knows nothing of terminals
+    with status_line(args, f"verifying {args.certificate}: recomputing its claims"):
+        report = verify_bytes(data, pub)
     return {
         "quantity": "verify",
         "certificate": args.certificate,
@@ -145,7 +148,10 @@ def _calibrate_pld(
         raise InvalidArgument(
             f"h={fmt_value(args.h)} must be a power of two in [2^-16, 2^-4] (a certificate records it)"
         )
-    res = calibrate_pld(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", h, budget)
+    with status_line(args, "calibrating sigma (PLD)") as update:
+        res = calibrate_pld(
+            args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", h, budget, progress=update
+        )
     main = res.claim[0]
     rec: dict[str, object] = {
         "quantity": "calibration",
@@ -275,7 +281,10 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
         steps, fields = steps_from_args(args, args.q)
         if args.via == "pld":
             return _calibrate_pld(args, steps, fields, out, key, budget)
-        res_e = calibrate_epsilon(args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", budget)
+        with status_line(args, "calibrating sigma (RDP)"):
+            res_e = calibrate_epsilon(
+                args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", budget
+            )
         rec = {
             "quantity": "calibration",
             "mechanism": args.mechanism,

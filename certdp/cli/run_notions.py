@@ -138,9 +138,33 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
     }
 
 
+def _event_pair(args: argparse.Namespace) -> tuple[PrivacyPair, dict[str, object]]:
+    """The pair of a dp_accounting event file (--event), and its input record."""
+    from certdp.integrations.dp_accounting import from_event, load_event
+
+    if args.mechanism is not None:
+        raise InvalidArgument(
+            f"mechanism={fmt_value(args.mechanism)} and event={fmt_value(args.event)} are exclusive: the event "
+            "describes the mechanism"
+        )
+    pair = from_event(load_event(args.event))
+    return pair, {"mechanism": "dp_accounting-event", "event": args.event, "params": pair.params()}
+
+
 def run_notion(args: argparse.Namespace) -> dict[str, object]:
-    pair, inputs = pair_from_args(args)
     cmd = args.command
+    if getattr(args, "event", None) is not None:
+        pair, inputs = _event_pair(args)
+        if args.via is None:  # pld when the lattice accountant takes every part (not a zCDP budget)
+            try:
+                return _run_pld(args, pair, inputs)
+            except (Unsupported, LimitExceeded) as exc:
+                args.via = "rdp"
+                inputs["via_note"] = f"via rdp: the PLD lattice accountant refused the event ({exc})"
+    else:
+        if args.mechanism is None:
+            raise InvalidArgument(f"mechanism is required: certdp {cmd} MECHANISM ... (or --event FILE)")
+        pair, inputs = pair_from_args(args)
     if cmd == "tv":
         return run_tv(args, pair, inputs)
     if cmd == "expansion":

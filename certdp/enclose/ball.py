@@ -14,6 +14,7 @@ costs seconds per operation.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 from dataclasses import dataclass
@@ -390,6 +391,89 @@ class Enclosure:
         raise Unsupported(
             "float(Enclosure) is ambiguous: use enc.upper_float() (rounded up) or enc.lower_float() (rounded down)"
         )
+
+
+#: Significant digits of a number in :func:`readable_repr` (a shorter exact decimal shows in full).
+REPR_DIGITS = 12
+#: Longest rendering of one container or nested object in :func:`readable_repr` before it is
+#: summarised (``[... n items]``, ``Name(...)``): a repr stays one readable line.
+_REPR_PART = 120
+#: Longest string field shown whole in :func:`readable_repr` (messages such as a miss reason).
+_REPR_TEXT = 60
+
+
+def short_decimal(value: Fraction | int, digits: int = REPR_DIGITS) -> str:
+    """Short decimal text of an exact rational for display: exact when it has at most ``digits``
+    significant digits (``1.41469``, ``1e-05``), else ``~`` and ``digits`` digits rounded down
+    (``~0.991055368781``).
+
+    Contract: display only; an unmarked result equals ``value`` exactly, a ``~`` one is ``value``
+    rounded toward zero (within a unit of its last digit). Integers below 10**20 show whole.
+    """
+    v = Fraction(value)
+    if v.denominator == 1 and abs(v.numerator) < 10**20:  # counts and other integers show whole
+        return str(v.numerator)
+    text = _round_decimal(v, digits, up=v < 0)  # toward zero: ~0.333, ~-0.333
+    mant, sep, exp = text.partition("e")
+    if "." in mant:  # the rounding pads to ``digits`` digits: 1.41469000000 -> 1.41469
+        mant = mant.rstrip("0").rstrip(".")
+    text = mant + sep + exp
+    return text if Fraction(text) == v else "~" + text
+
+
+def _readable(value: object, depth: int) -> str:
+    """One value of a :func:`readable_repr`: numbers short, long parts summarised."""
+    if value is None or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, int | Fraction):
+        return short_decimal(value)
+    if isinstance(value, float):
+        return repr(value) if len(repr(value)) <= 14 else f"{value:.{REPR_DIGITS}g}"
+    if isinstance(value, Enclosure):  # outward, so the shown interval still contains the exact one
+        return f"[{value.lower_str(REPR_DIGITS)}, {value.upper_str(REPR_DIGITS)}]"
+    if isinstance(value, str):
+        return repr(value) if len(value) <= _REPR_TEXT else repr(value[: _REPR_TEXT - 3] + "...")
+    if isinstance(value, list | tuple | dict):
+        opening, closing = "{}" if isinstance(value, dict) else "()" if isinstance(value, tuple) else "[]"
+        summary = f"{opening}... {len(value)} item{'' if len(value) == 1 else 's'}{closing}"
+        items = value.values() if isinstance(value, dict) else value
+        # a long list, or one of nested results (each has its own repr), is not rendered at all
+        if depth > 2 or len(value) > 8 or any(dataclasses.is_dataclass(v) for v in items):
+            return summary
+        if isinstance(value, dict):
+            parts = [f"{k!r}: {_readable(v, depth + 1)}" for k, v in value.items()]
+        else:
+            parts = [_readable(v, depth + 1) for v in value]
+        text = opening + ", ".join(parts) + ("," if isinstance(value, tuple) and len(value) == 1 else "") + closing
+        return text if len(text) <= _REPR_PART else summary
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        name = type(value).__name__
+        if depth > 2:
+            return f"{name}(...)"
+        shown = []
+        for f in dataclasses.fields(value):
+            if not f.repr:
+                continue
+            v = getattr(value, f.name)
+            if depth and f.default is not dataclasses.MISSING and v == f.default:
+                continue  # a nested object's defaults say nothing
+            shown.append(f"{f.name}={_readable(v, depth + 1)}")
+        text = f"{name}({', '.join(shown)})"
+        return text if depth == 0 or len(text) <= _REPR_PART else f"{name}(...)"
+    text = repr(value)
+    return text if len(text) <= _REPR_TEXT else text[: _REPR_TEXT - 3] + "..."
+
+
+def readable_repr(obj: object) -> str:
+    """A one-line repr of a result dataclass for Python users: exact rationals as short decimals
+    (:func:`short_decimal`, never ``Fraction(544838226407, 549755813888)``), Enclosures as
+    outward-rounded ``[lower, upper]``, long lists and nested objects summarised (``[... n
+    items]``, ``Name(...)``), long strings cut. Use as ``__repr__ = readable_repr`` in the class.
+
+    Contract: display only (fields, equality and hashing are untouched); one line, a few hundred
+    characters for the library's result classes; every number is exact or marked ``~``.
+    """
+    return _readable(obj, 0)
 
 
 def _ratio_float_up(q: Fraction) -> float:

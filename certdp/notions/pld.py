@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
+from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, invalid
 from certdp.notions.pld_grid import (
     ATOMIC_CELLS,
@@ -80,6 +81,7 @@ __all__ = [
     "DEFAULT_H",
     "MAX_CELLS",
     "MAX_LOSS",
+    "MAX_PARTS",
     "MAX_STEPS",
     "MIN_AUTO_H",
     "PRUNE_FLOOR",
@@ -116,6 +118,10 @@ __all__ = [
 #: most composed steps of the lattice accountant (the powers' lengths grow about as their square
 #: root; beyond, RDP is the accountant to use)
 MAX_STEPS = 10**5
+
+#: most distinct parts of a composition the lattice accountant composes (each adds a power and
+#: a product of long lattices: 100 parts ran for minutes; beyond, RDP is the accountant to use)
+MAX_PARTS = 16
 
 #: coefficients below this are pruned during the powers (their mass is counted in the bound) when
 #: no delta sets the scale (delta(eps) queries); see :func:`resolution`
@@ -345,6 +351,8 @@ class PldResult:
     enclosure: Enclosure
     grid: dict[str, object]
 
+    __repr__ = readable_repr
+
 
 class LatticeBounds:
     """The two sides of a composition on lattices of one spacing, computed lazily and kept: each
@@ -463,6 +471,12 @@ def pld_bounds(
     eps = None if eps is None else real("eps", eps, ge=0)
     h = None if h is None else real("h", h, gt=0, le=1)
     comps = directions(pair)
+    parts_n = len(next(iter(comps.values())))
+    if parts_n > MAX_PARTS:  # each distinct part is a power and a product of long lattices
+        raise LimitExceeded(
+            f"the composition has {parts_n} distinct parts, more than {MAX_PARTS} (the lattice products grow "
+            "with each): use --via rdp"
+        )
     steps = sum(n for _, n in next(iter(comps.values())))
     if steps > MAX_STEPS:
         raise LimitExceeded(

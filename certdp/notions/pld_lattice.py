@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import Ball, to_ball, workprec
+from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
 from certdp.pairs import PrivacyPair
 
@@ -28,6 +29,8 @@ class LossLattice:
     lo: int
     hi: int
     offset: Fraction = Fraction(0)
+
+    __repr__ = readable_repr
 
     def __post_init__(self) -> None:
         if not self.h > 0:

@@ -74,6 +74,7 @@ import numpy as np
 from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, coarsened_powering, power_multires, power_two_scale, to_ball, workprec
+from certdp.enclose.ball import readable_repr
 from certdp.enclose.context import MAX_PREC, MIN_PREC
 from certdp.errors import InvalidArgument, PrecisionExhausted, fmt_value, invalid
 from certdp.pairs import RandomAllocation
@@ -190,6 +191,8 @@ class TVBound:
     lost: Enclosure
     grid: LatticeGrid
     seconds: float
+
+    __repr__ = readable_repr
 
 
 def _phi(x: Ball) -> Ball:

@@ -9,6 +9,7 @@ from certdp.pairs.mixture import GaussianMixture
 from certdp.pairs.random_allocation import RandomAllocation
 from certdp.pairs.student_t import StudentT
 from certdp.pairs.subsampled import DIRECTIONS, SubsampledGaussian
+from certdp.pairs.zcdp_bound import ZcdpBound
 
 #: CLI mechanism name -> pair class.
 MECHANISMS: dict[str, type[PrivacyPair]] = {
@@ -40,5 +41,6 @@ __all__ = [
     "RandomAllocation",
     "StudentT",
     "SubsampledGaussian",
+    "ZcdpBound",
     "compose",
 ]
