@@ -57,14 +57,13 @@ def _eps_curve(args: argparse.Namespace) -> dict[str, object]:
     out = _outputs(args, "csv", "png")
     if out["png"] is not None:
         _matplotlib_or_fail()
-    if peers:  # a missing or unknown peer is refused before the certified work, not after it
-        from certdp.audit.adapters import load_adapter
+    from certdp.audit.adapters import load_adapter
 
-        for name in peers:
-            load_adapter(name)
+    # a missing or unknown peer is refused before the certified work, not after it; loaded once
+    adapters = [load_adapter(name) for name in peers]
     with progress_bar(args) as note:
         points = curves.eps_curve(q, sigma, steps, delta, direction=direction, h=h, progress=note)
-    columns = curves.peer_eps(peers, q, sigma, steps, delta) if peers else {}
+    columns = curves.peer_eps(adapters, q, sigma, steps, delta) if adapters else {}
     header = ["steps", "epsilon_lower", "epsilon_upper", *columns]
     rows = [
         [p.steps, p.enclosure.lower_str(), p.enclosure.upper_str(), *(repr(c[i]) for c in columns.values())]

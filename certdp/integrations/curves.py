@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from certdp.enclose import DEFAULT_TARGET, Enclosure, to_ball, workprec
 from certdp.errors import CertdpError, InvalidArgument, LimitExceeded, fmt_value
@@ -26,6 +27,9 @@ from certdp.notions import gap, rdp, rho
 from certdp.notions.pld import pld_bounds
 from certdp.pairs import PrivacyPair, SubsampledGaussian, compose
 from certdp.pairs.params import exact_str, integer, real
+
+if TYPE_CHECKING:
+    from certdp.audit.adapters import Adapter
 
 #: Most points of one curve (each is a certified computation of seconds).
 MAX_POINTS = 200
@@ -151,21 +155,22 @@ def eps_curve(
 
 
 def peer_eps(
-    peers: Sequence[str], q: object, sigma: object, steps: Sequence[int], delta: object
+    peers: Sequence[str | Adapter], q: object, sigma: object, steps: Sequence[int], delta: object
 ) -> dict[str, list[float]]:
     """The installed peers' epsilon at each step count (NaN where a peer failed), one column per
-    peer accountant (``peer:method``, e.g. ``dp_accounting:pld``, ``opacus:prv``). Estimates by
-    design (dp_accounting's optimistic PLD) are left out: the columns are guarantees as the peers
-    state them, never certified.
+    peer accountant (``peer:method``, e.g. ``dp_accounting:pld``, ``opacus:prv``; ``peers`` are names
+    or loaded adapters). Estimates by design (dp_accounting's optimistic PLD) are left out: the
+    columns are guarantees as the peers state them, never certified.
 
     Contract: floats from the peers (certdp.audit.adapters); PeerMissing for a peer that is not
     installed, InvalidArgument for an unknown name.
     """
-    from certdp.audit.adapters import load_adapter
+    from certdp.audit.adapters import Adapter, load_adapter
     from certdp.audit.cases import Case
 
     qq, s, d = real("q", q, gt=0, le=1), real("sigma", sigma, gt=0), real("delta", delta, gt=0, lt=1)  # type: ignore[arg-type]
-    adapters = [load_adapter(name) for name in peers]  # every peer is checked before any work
+    # every peer is checked before any work; adapters already loaded are used as they are
+    adapters = [p if isinstance(p, Adapter) else load_adapter(p) for p in peers]
     columns: dict[str, list[float]] = {}
     for adapter in adapters:
         for i, n in enumerate(steps):

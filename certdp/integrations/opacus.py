@@ -88,15 +88,19 @@ class EpsilonResult:
 
 def _number(name: str, value: object) -> Fraction:
     """The exact value of a history number (floats at their binary value; numpy scalars too)."""
+    return as_fraction(name, _unwrap(value))  # type: ignore[arg-type]
+
+
+def _unwrap(value: object) -> object:
+    """A numpy or torch scalar as its exact Python value; anything else as it is."""
     if hasattr(value, "item") and not isinstance(value, int | float | str | Fraction):
-        value = value.item()  # numpy or torch scalar: its exact Python value
-    return as_fraction(name, value)  # type: ignore[arg-type]
+        return value.item()
+    return value
 
 
 def _stored(value: object) -> object:
     """What the history keeps: a float when the value is one (as Opacus keeps it), else the value."""
-    if hasattr(value, "item") and not isinstance(value, int | float | str | Fraction):
-        value = value.item()
+    value = _unwrap(value)
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
 
 
@@ -255,24 +259,20 @@ class CertifiedAccountant:
         start = time.perf_counter()
         pair = compose(parts)
         fallback = "via=rdp was asked for" if self.via == "rdp" else ""
-        result = None
+        enc, via = None, "pld"
         if self.via == "pld":
             try:
                 with workprec(PLD_PREC):
                     enc = pld_bounds(pair, delta=d, h=self.h).enclosure
-                result = EpsilonResult(enc, "pld", steps, d)
             except (LimitExceeded, Unsupported) as exc:
                 fallback = f"the PLD lattice accountant refused the history ({exc})"
-        if result is None:
+        if enc is None:
             # the RDP conversion's value only bounds epsilon from above: its lower end says nothing
             # about the mechanism, so the enclosure of epsilon is [0, upper]
-            up = epsilon(pair, d).enclosure
-            result = EpsilonResult(
-                Enclosure.from_bounds(Fraction(0), up.upper, up.prec_bits), "rdp", steps, d, fallback
-            )
-        result = EpsilonResult(
-            result.enclosure, result.via, steps, d, result.fallback, round(time.perf_counter() - start, 3)
-        )
+            up, via = epsilon(pair, d).enclosure, "rdp"
+            enc = Enclosure.from_bounds(Fraction(0), up.upper, up.prec_bits)
+        seconds = round(time.perf_counter() - start, 3)
+        result = EpsilonResult(enc, via, steps, d, "" if via == "pld" else fallback, seconds)
         self._cache[key] = result
         if len(self._cache) > CACHE_SIZE:
             self._cache.popitem(last=False)
