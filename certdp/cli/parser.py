@@ -6,6 +6,7 @@ import argparse
 from typing import NoReturn
 
 from certdp import __version__
+from certdp.errors import InvalidArgument
 from certdp.pairs import DIRECTIONS, MECHANISMS
 
 PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
@@ -81,21 +82,32 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"certdp: error: {message}\n")
 
 
+class _RaisingParser(_Parser):
+    """A parser whose usage errors raise InvalidArgument instead of printing and exiting: a sweep
+    checks every cell's command line before running any, and a worker reports the error text."""
+
+    def error(self, message: str) -> NoReturn:
+        raise InvalidArgument(message)
+
+
 def _precision_and_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
     p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def build_parser(raising: bool = False) -> argparse.ArgumentParser:
+    """The ``certdp`` parser; with ``raising``, a usage error raises InvalidArgument (one line)
+    instead of printing it and exiting."""
+    cls = _RaisingParser if raising else _Parser
+    parser = cls(
         prog="certdp",
         description="Certified differential-privacy accounting: every number is a rigorous ball-arithmetic enclosure.",
         epilog="example:\n  " + EXAMPLES["eps"],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"certdp {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="command", parser_class=cls)
     sub.required = True
     mech_names = ", ".join(MECHANISMS)
     for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate", "expansion"):
@@ -270,7 +282,43 @@ def build_parser() -> argparse.ArgumentParser:
     _claims_parser(sub)
     _curve_parser(sub)
     _table_parser(sub)
+    _sweep_parser(sub)
     return parser
+
+
+def _sweep_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    s = sub.add_parser(
+        "sweep",
+        help="run a grid of calibrate, eps, delta, verify, audit or claims commands on Dask, resumably",
+        description="Run every cell of SPEC (a TOML file: a job and a grid of its parameters; docs/sweeps.md) as "
+        "one task on Dask, and write one file per cell to --out DIR (a certificate for calibrate, the command's "
+        "JSON record otherwise) plus DIR/manifest.json (the spec, the versions, each cell's status and time). "
+        "Files are written atomically on this machine as results arrive; a second run skips every cell whose "
+        "file exists and checks out, and re-runs the failed ones. Certificates are signed here, after "
+        "collection: the key never leaves this process. The schedulers: local (default: a Dask LocalCluster, "
+        "one worker process per core), processes (Dask's multiprocessing scheduler), serial (in this process, "
+        'no Dask) or tcp://HOST:PORT (a running Dask scheduler). Dask: pip install "certdp[sweep]".',
+        epilog="exit codes: 0 every cell ok, 1 a cell failed or its check failed, 2 bad SPEC or usage (the "
+        "message names the key)\n"
+        "examples:\n"
+        "  certdp sweep certificates/certificates.toml --out certs --sign project.key\n"
+        "  certdp sweep table.toml --out results --scheduler tcp://10.0.0.5:8786 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    s.add_argument("spec", help="the sweep specification (TOML)")
+    s.add_argument("--out", required=True, metavar="DIR", help="output folder (created if missing)")
+    s.add_argument(
+        "--scheduler",
+        help="local (default), processes, serial, or tcp://HOST:PORT of a running Dask scheduler",
+    )
+    s.add_argument("--workers", metavar="N", help="worker processes for local and processes (default: one per core)")
+    s.add_argument("--sign", metavar="KEY", help="sign each certificate with this Ed25519 private key, on this machine")
+    s.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the spec and list the cells (and which a run would skip) without running any",
+    )
+    s.add_argument("--json", action="store_true", help="print one JSON object")
 
 
 def _curve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -336,7 +384,14 @@ def _table_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--step", help="sigma lattice step (default 1e-4: the refutation at sigma - step is then usually provable)"
     )
     t.add_argument("--direction", help=f"{', '.join(DIRECTIONS)} (default both)")
-    t.add_argument("--jobs", metavar="N", help="worker processes (default 1; at most 8)")
+    t.add_argument(
+        "--jobs", metavar="N", help='worker processes (default 1; at most 8; more than 1 needs Dask: "certdp[sweep]")'
+    )
+    t.add_argument(
+        "--scheduler",
+        help="where the cells run: serial (the default for one job), processes (Dask's multiprocessing scheduler, "
+        "the default for --jobs N > 1), local (a Dask LocalCluster) or tcp://HOST:PORT (a running Dask scheduler)",
+    )
     t.add_argument("--csv", metavar="FILE", help="write the table as CSV (atomically)")
     t.add_argument("--markdown", metavar="FILE", help="write the table as Markdown (atomically)")
     t.add_argument("--json", action="store_true", help="print one JSON object")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def render(rec: dict[str, object]) -> str:
-    if rec["quantity"] in ("audit", "claims", "epsilon_curve", "rdp_curve", "sigma_table"):
+    if rec["quantity"] in ("audit", "claims", "epsilon_curve", "rdp_curve", "sigma_table", "sweep", "sweep-plan"):
         return str(rec["text"])
     if rec["quantity"] == "claim":
         return str(rec["sentence"])

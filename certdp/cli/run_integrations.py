@@ -14,6 +14,7 @@ from certdp.integrations import curves, tables
 from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
 from certdp.pairs import DIRECTIONS
 from certdp.pairs.params import exact_str, integer, real
+from certdp.sweep.engine import parse_scheduler, require_dask
 
 
 def _outputs(args: argparse.Namespace, *names: str) -> dict[str, Path | None]:
@@ -172,9 +173,15 @@ def run_table(args: argparse.Namespace) -> dict[str, object]:
     jobs = integer("jobs", args.jobs or "1", ge=1)
     if jobs > tables.MAX_JOBS:
         raise InvalidArgument(f"jobs={jobs} must be <= {tables.MAX_JOBS}")
+    scheduler = None if args.scheduler is None else parse_scheduler(args.scheduler)
+    if scheduler is not None and "://" in scheduler and args.jobs is not None:
+        raise InvalidArgument(f"jobs={jobs} does not apply to scheduler={scheduler}: the cluster has its own workers")
+    require_dask(scheduler or ("serial" if jobs == 1 else "processes"))  # before any cell: a missing Dask is said now
     out = _outputs(args, "csv", "markdown")
     with progress_bar(args) as note:
-        rows = tables.sigma_table(qs, steps, epsilons, delta, step=step, direction=direction, jobs=jobs, progress=note)
+        rows = tables.sigma_table(
+            qs, steps, epsilons, delta, step=step, direction=direction, jobs=jobs, scheduler=scheduler, progress=note
+        )
     dicts = [r.to_dict() for r in rows]
     header = list(dicts[0])
     title = (

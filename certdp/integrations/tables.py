@@ -4,15 +4,14 @@ Each cell is a PLD calibration (certdp.calibrate.pld.calibrate_pld; docs/math.md
 the ``step`` lattice whose certified epsilon upper bound meets the target in every direction
 (the claim), and at sigma - step a certified lower bound above the target when the lattice
 bounds are tight enough (the refutation: that sigma is proved not to give the guarantee). The
-cells are independent, so they run in a process pool (``jobs``); the issue of a sweep engine
-on Dask will replace this local loop.
+cells are independent tasks of the sweep engine (certdp.sweep.engine): in this process, on Dask's
+multiprocessing scheduler (``jobs`` > 1), or on a Dask cluster (``scheduler``).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -20,6 +19,7 @@ from certdp.calibrate.pld import calibrate_pld
 from certdp.enclose import decimal_outward
 from certdp.errors import CertdpError, InvalidArgument, LimitExceeded, fmt_value
 from certdp.pairs.params import exact_str, integer, real
+from certdp.sweep.engine import TaskDone, run_tasks
 
 #: Most cells of one table (each is a calibration of 5-60 s).
 MAX_CELLS = 100
@@ -77,6 +77,10 @@ def number_list(name: str, text: str, *, integral: bool = False, **bounds: objec
     return sorted({real(name, p, **bounds) for p in parts})  # type: ignore[arg-type]
 
 
+def _cell_task(cell: tuple[Fraction, int, Fraction, Fraction, Fraction, str]) -> SigmaRow:
+    return _cell(*cell)
+
+
 def _cell(q: Fraction, steps: int, eps: Fraction, delta: Fraction, step: Fraction, direction: str) -> SigmaRow:
     start = time.perf_counter()
     try:
@@ -111,6 +115,7 @@ def sigma_table(
     step: object = "1e-4",
     direction: str = "both",
     jobs: int = 1,
+    scheduler: str | None = None,
     progress: Callable[[str, float], None] | None = None,
 ) -> list[SigmaRow]:
     """Certified sigma for every (q, steps, epsilon) of the grid, in grid order.
@@ -118,8 +123,9 @@ def sigma_table(
     Contract: for each row, calibrate_pld's contract: the certified epsilon at ``sigma`` is at
     most ``epsilon`` in every direction (``epsilon_upper`` is the largest certified upper end), and
     when ``epsilon_lower_at_miss`` is set, the epsilon at ``sigma_miss`` is proved > ``epsilon``.
-    LimitExceeded for more than MAX_CELLS cells; a cell whose calibration raises a CertdpError
-    gets sigma None and the error in ``miss_reason``.
+    LimitExceeded for more than MAX_CELLS cells; a cell whose calibration raises (or whose Dask
+    worker is lost) gets sigma None and the error in ``miss_reason``. ``scheduler`` is a
+    certdp.sweep.engine scheduler (default: serial for one job, else Dask's processes).
     """
     st = real("step", step, gt=0)  # type: ignore[arg-type]
     cells = [(q, n, e) for q in qs for n in steps for e in epsilons]
@@ -133,17 +139,19 @@ def sigma_table(
         if progress is not None:
             progress(f"{len(rows)} of {len(cells)} settings certified", len(rows) / len(cells))
 
+    items = [(q, n, e, delta, st, direction) for q, n, e in cells]
+
+    def done(task: TaskDone) -> None:
+        if task.error is not None:  # the worker died or the task could not run: this row says why
+            q, n, e = cells[task.index]
+            rows[task.index] = SigmaRow(q, n, e, delta, st, None, None, None, None, task.error, 0.0)
+        else:
+            rows[task.index] = task.value
+        tick()
+
     tick()
-    if jobs == 1:
-        for i, (q, n, e) in enumerate(cells):
-            rows[i] = _cell(q, n, e, delta, st, direction)
-            tick()
-    else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(cells))) as pool:
-            futures = {pool.submit(_cell, q, n, e, delta, st, direction): i for i, (q, n, e) in enumerate(cells)}
-            for fut in as_completed(futures):
-                rows[futures[fut]] = fut.result()
-                tick()
+    sched = scheduler or ("serial" if jobs == 1 else "processes")
+    run_tasks(_cell_task, items, done, scheduler=sched, workers=None if "://" in sched else min(jobs, len(cells)))
     return [rows[i] for i in range(len(cells))]
 
 

@@ -1,0 +1,99 @@
+"""Running one parsed ``certdp`` command: the runner table, and :func:`execute`, which runs a
+command line and returns its outcome instead of printing it (a sweep cell on a Dask worker is one
+such command line)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass
+
+from certdp.budget import Deadline
+from certdp.cli.flags import apply_defaults, reject_unused
+from certdp.cli.parser import build_parser
+from certdp.cli.progress import status_line
+from certdp.cli.run_audit import run_audit_command
+from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
+from certdp.cli.run_claims import run_claims_command
+from certdp.cli.run_gdp import run_convert, run_gdp
+from certdp.cli.run_integrations import run_curve, run_table
+from certdp.cli.run_notions import run_notion
+from certdp.enclose.checkpoint import checkpoints
+from certdp.errors import (
+    BudgetExhausted,
+    CertdpError,
+    CertificateInvalid,
+    InvalidArgument,
+    PrecisionExhausted,
+    Undecided,
+    Unsupported,
+)
+
+EXIT = {
+    InvalidArgument: 2,
+    Unsupported: 2,
+    PrecisionExhausted: 3,
+    BudgetExhausted: 3,
+    Undecided: 3,
+    CertificateInvalid: 1,
+}
+
+RUNNERS = {
+    "keygen": run_keygen,
+    "sign": run_sign,
+    "verify": run_verify,
+    "calibrate": run_calibrate,
+    "gdp": run_gdp,
+    "convert": run_convert,
+    "audit": run_audit_command,
+    "claims": run_claims_command,
+    "curve": run_curve,
+    "table": run_table,
+}
+
+
+def exit_code(exc: CertdpError) -> int:
+    """The exit code of a command that raised ``exc`` (2 bad input, 3 precision or budget, 1 else)."""
+    for cls, code in EXIT.items():
+        if isinstance(exc, cls):
+            return code
+    return 1
+
+
+def run_parsed(args: argparse.Namespace) -> dict[str, object]:
+    """Run a parsed command (not ``sweep``) and return its record; raises CertdpError."""
+    reject_unused(args)
+    apply_defaults(args)
+    runner = RUNNERS.get(args.command, run_notion)
+    seconds = getattr(args, "max_seconds", None)
+    # the enclosure commands get a status line (tv and the sweeps draw their own progress bars)
+    spinner = runner is run_notion and args.command != "tv"
+    with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
+        if seconds is None or args.command == "calibrate":  # calibrate runs its own Deadline
+            return runner(args)
+        budget = Deadline(seconds, name="max-seconds")
+        with checkpoints(lambda: budget.check(f"computing {args.command}")):
+            return runner(args)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a command line produced: its exit code, its record (None when it raised), and the
+    one-line error (None when it did not)."""
+
+    code: int
+    record: dict[str, object] | None
+    error: str | None
+
+
+def execute(argv: Sequence[str]) -> Outcome:
+    """Run ``certdp ARGV`` in this process without printing: the outcome ``main`` would report."""
+    try:
+        args = build_parser(raising=True).parse_args(list(argv))
+        if args.command == "sweep":
+            raise InvalidArgument("a sweep cell cannot run certdp sweep")
+        rec = run_parsed(args)
+    except CertdpError as exc:
+        return Outcome(exit_code(exc), None, str(exc))
+    return Outcome(int(rec.get("exit_code", 0)), rec, None)  # type: ignore[call-overload]

@@ -1,0 +1,126 @@
+"""A sweep's record on disk: ``DIR/manifest.json`` and the journal that makes it crash-safe.
+
+Every finished cell is appended, as one JSON line, to ``DIR/manifest.journal`` (flushed and
+fsynced) right after its output file has been renamed into place; ``manifest.json`` is rewritten
+atomically from time to time and at the end, when the journal is folded into it and removed. A
+sweep killed at any moment therefore loses at most the cells in flight: a cell whose output was
+written but whose journal line was not is simply run again. ``DIR/.sweep.lock`` (an advisory
+``flock``) keeps two sweeps from writing one folder at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from certdp.cert.crypto import atomic_write
+from certdp.errors import InvalidArgument, fmt_value
+
+FORMAT = "certdp-sweep-manifest/1"
+MANIFEST = "manifest.json"
+JOURNAL = "manifest.journal"
+LOCK = ".sweep.lock"
+
+#: Seconds between two rewrites of manifest.json during a run (the journal has every cell).
+FLUSH_SECONDS = 5.0
+
+
+def sha256_hex(data: bytes) -> str:
+    """Contract: the SHA-256 of ``data`` in hex."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def previous_cells(out: Path) -> dict[str, dict[str, Any]]:
+    """The cell entries a previous run left in ``out``: manifest.json, then the journal's lines
+    (later lines win; a torn last line, from a kill mid-write, is ignored).
+
+    Contract: a dict from cell name to its last recorded entry; an unreadable or foreign
+    manifest counts as no manifest (its cells are run again, never trusted).
+    """
+    cells: dict[str, dict[str, Any]] = {}
+    with contextlib.suppress(OSError, ValueError):
+        doc = json.loads((out / MANIFEST).read_text())
+        if isinstance(doc, dict) and doc.get("format") == FORMAT and isinstance(doc.get("cells"), list):
+            cells = {c["name"]: c for c in doc["cells"] if isinstance(c, dict) and isinstance(c.get("name"), str)}
+    with contextlib.suppress(OSError):
+        for line in (out / JOURNAL).read_text().splitlines():
+            with contextlib.suppress(ValueError):
+                entry = json.loads(line)
+                if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                    cells[entry["name"]] = entry
+    return cells
+
+
+@contextlib.contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s sweep lock; InvalidArgument naming ``out`` if another sweep holds it.
+
+    Contract: while the context is open no other sweep (honouring the lock) writes ``out``.
+    """
+    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise InvalidArgument(f"out={fmt_value(str(out))} is in use by another certdp sweep") from None
+        yield
+    finally:
+        os.close(fd)
+
+
+class Ledger:
+    """The manifest of one run: a header (spec, versions, scheduler) and one entry per cell,
+    kept on disk through the journal."""
+
+    def __init__(self, out: Path, header: dict[str, Any], cells: dict[str, dict[str, Any]]) -> None:
+        self.out = out
+        self.header = header
+        self.cells = cells  # name -> entry, in the spec's order
+        self._last_flush = 0.0
+        self._journal = open(out / JOURNAL, "a", encoding="utf-8")
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """Journal one finished cell (durably) and rewrite the manifest when it is due.
+
+        Contract: when this returns, the entry survives a kill of this process.
+        """
+        self.cells[entry["name"]] = entry
+        self._journal.write(json.dumps(entry, sort_keys=True) + "\n")
+        self._journal.flush()
+        os.fsync(self._journal.fileno())
+        if time.monotonic() - self._last_flush >= FLUSH_SECONDS:
+            self.write()
+
+    def manifest(self) -> dict[str, Any]:
+        """Contract: the manifest document: header, per-status counts and every cell's entry."""
+        counts: dict[str, int] = {}
+        for e in self.cells.values():
+            counts[e["status"]] = counts.get(e["status"], 0) + 1
+        return {
+            "format": FORMAT,
+            **self.header,
+            "counts": dict(sorted(counts.items())),
+            "cells": list(self.cells.values()),
+        }
+
+    def write(self) -> None:
+        """Contract: manifest.json is replaced atomically by the current manifest."""
+        atomic_write(self.out / MANIFEST, (json.dumps(self.manifest(), indent=1) + "\n").encode())
+        self._last_flush = time.monotonic()
+
+    def close(self) -> None:
+        """Write the final manifest and fold the journal into it (the journal is then removed).
+
+        Contract: manifest.json holds every entry recorded; no journal is left behind.
+        """
+        self.write()
+        self._journal.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.out / JOURNAL)
