@@ -314,6 +314,13 @@ def _sweep_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     s.add_argument("--workers", metavar="N", help="worker processes for local and processes (default: one per core)")
     s.add_argument("--sign", metavar="KEY", help="sign each certificate with this Ed25519 private key, on this machine")
     s.add_argument(
+        "--recheck",
+        choices=("yes", "no"),
+        help="verify each certificate a worker sends (recompute its claim and refutation) on this machine before "
+        "signing or writing it (default: yes with --sign on a tcp:// cluster, whose workers may not be yours; "
+        "no on this machine's own worker processes)",
+    )
+    s.add_argument(
         "--dry-run",
         action="store_true",
         help="check the spec and list the cells (and which a run would skip) without running any",

@@ -18,6 +18,7 @@ Where the work happens, and why:
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import platform
@@ -31,16 +32,25 @@ from typing import Any
 from certdp.cert.crypto import atomic_write, load_private_key, public_key_b64
 from certdp.cert.limits import recordable
 from certdp.cert.strict_json import loads_strict, read_capped
-from certdp.cert.verify import check_integrity
+from certdp.cert.verify import check_integrity, verify_document
 from certdp.cert.write import finalize
 from certdp.cli.common import pair_from_args, progress_bar, steps_from_args
 from certdp.cli.dispatch import execute
 from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.run_certs import readable_path
+from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value
 from certdp.pairs.params import integer, real
-from certdp.sweep.engine import TaskDone, parse_scheduler, require_dask, run_tasks, versions, worker_count
+from certdp.sweep.engine import (
+    SCHEDULERS,
+    TaskDone,
+    parse_scheduler,
+    require_dask,
+    run_tasks,
+    versions,
+    worker_count,
+)
 from certdp.sweep.ledger import Ledger, locked, previous_cells, sha256_hex
 from certdp.sweep.spec import Cell, Spec, parse_spec
 
@@ -69,6 +79,9 @@ JOBS = {
     "audit": Job("audit", files=("cases",)),
     "claims": Job("claims", fixed=("check",), files=("file",)),
 }
+
+#: Spec keys whose values are files (named by their stem in file names).
+FILE_KEYS = frozenset(k for job in JOBS.values() for k in job.files)
 
 #: Flags the sweep sets itself, and why a spec may not.
 RESERVED = {
@@ -109,10 +122,12 @@ class CellTask:
     files: tuple[tuple[int, str, bytes], ...]
     certificate: bool
 
+    @functools.cached_property
     def key(self) -> str:
-        """Contract: a digest of the command line and the input files' contents: two tasks with the
-        same key compute the same thing."""
-        ident = {"argv": self.argv, "files": [[i, p, sha256_hex(b)] for i, p, b in self.files]}
+        """Contract: a digest of the command line, the input files' contents and the certdp and
+        python-flint versions: two tasks with the same key compute the same thing."""
+        # the versions too: results in a folder are those of the certdp that writes its manifest
+        ident = {"argv": self.argv, "files": [[i, p, sha256_hex(b)] for i, p, b in self.files], "versions": versions()}
         return hashlib.sha256(json.dumps(ident, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -193,6 +208,7 @@ class _Planner:
         self.parser = build_parser(raising=True)
         self.flags = _flag_table(self.parser, self.job.command)
         self.base = spec.path.resolve().parent
+        self.expected: dict[str, dict[str, Any]] = {}  # cell name -> the claim its certificate must make
 
     def _where(self, cell: Cell) -> str:
         return f"grid[{cell.block}] cell {cell.name}"
@@ -219,6 +235,8 @@ class _Planner:
                 value = params[key]
                 if not isinstance(value, str):
                     raise InvalidArgument(f"grid[{cell.block}].{key}={fmt_value(value)} must be a value, not a boolean")
+                if value.startswith("-") and key not in job.files:  # it would be read as a flag
+                    raise InvalidArgument(f"grid[{cell.block}].{key}={fmt_value(value)} must not start with -")
                 add_value(key, value)
         argv += job.fixed
         for key, value in params.items():
@@ -250,19 +268,23 @@ class _Planner:
         for i, path in resolved.items():
             checked[i] = path
         try:
-            self._check(checked)
+            args = self._check(checked)
+            if job.certificate:
+                self.expected[cell.name] = expected_claim(args)
         except CertdpError as exc:
             raise type(exc)(f"{self._where(cell)}: {exc}") from None
         return CellTask(cell.name, tuple(argv), tuple(files), job.certificate)
 
     def _read(self, key: str, path: Path) -> bytes:
+        if not path.is_file():  # a FIFO would block the planning, a device would never end
+            raise InvalidArgument(f"{key}={fmt_value(str(path))} is not a regular file")
         try:
             return read_capped(path, key, MAX_INPUT_BYTES)
         except LimitExceeded:
             raise LimitExceeded(f"{key}={fmt_value(str(path))} is larger than {MAX_INPUT_BYTES} bytes") from None
 
-    def _check(self, argv: list[str]) -> None:
-        """The checks a command makes before computing: flags, values, files."""
+    def _check(self, argv: list[str]) -> argparse.Namespace:
+        """The checks a command makes before computing: flags, values, files; the checked arguments."""
         args = self.parser.parse_args(argv)
         reject_unused(args)
         apply_defaults(args)
@@ -283,6 +305,7 @@ class _Planner:
             pair_from_args(args)
         elif args.command == "verify" and args.pubkey is None and not args.allow_untrusted:
             raise InvalidArgument("pubkey is required: give pubkey = FILE, or allow_untrusted = true")
+        return args
 
 
 def _summary(rec: dict[str, Any] | None) -> dict[str, Any]:
@@ -292,19 +315,21 @@ def _summary(rec: dict[str, Any] | None) -> dict[str, Any]:
 class _Run:
     """One run of a sweep: decides what to skip, and records each finished cell."""
 
-    def __init__(self, spec: Spec, out: Path, key: Any, tasks: list[CellTask]) -> None:
-        self.spec = spec
+    def __init__(self, planner: _Planner, out: Path, key: Any, recheck: bool, tasks: list[CellTask]) -> None:
         self.out = out
         self.key = key
         self.pub = public_key_b64(key.public_key()) if key is not None else None
+        self.recheck = recheck
+        self.expected = planner.expected
         self.tasks = tasks
-        self.cells = {c.name: c for c in spec.cells}
+        self.cells = {c.name: c for c in planner.spec.cells}
 
     def entry(self, task: CellTask, **fields: Any) -> dict[str, Any]:
+        """The manifest entry of ``task``: what the task itself determines, then ``fields``."""
         cell = self.cells[task.name]
         return {
             "name": task.name,
-            "key": task.key(),
+            "key": task.key,
             "job": cell.job,
             "block": cell.block,
             "params": {k: v for k, v in cell.params},
@@ -320,23 +345,39 @@ class _Run:
             **fields,
         }
 
-    def is_done(self, task: CellTask, old: dict[str, Any] | None) -> bool:
-        """A previous result counts only if it is for this very command line, its file is the one
-        recorded, and (certificates) its schema, digest and signature hold."""
-        if old is None or old.get("key") != task.key() or old.get("status") not in ("ok", "refuted"):
-            return False
-        try:
-            data = (self.out / str(old.get("output"))).read_bytes()
-        except OSError:
-            return False
+    def kept(self, task: CellTask, old: dict[str, Any] | None) -> dict[str, Any] | None:
+        """The entry of a previous result that this run keeps, rebuilt from the task and the file
+        (a manifest's own claims about parameters or results are never copied), or None to run
+        the cell again. Kept only if it is for this very command line and certdp version, its
+        file is NAME.json (a regular file, not a link) with the recorded digest, and, for a
+        certificate, its schema, digest and signature (by the --sign key) hold and its claim is
+        the one this cell asks for."""
+        if old is None or old.get("key") != task.key or old.get("status") not in ("ok", "refuted"):
+            return None
+        name = f"{task.name}.json"
+        path = self.out / name
+        if old.get("output") != name or path.is_symlink() or not path.is_file():
+            return None
+        data = path.read_bytes()
         if sha256_hex(data) != old.get("sha256"):
-            return False
-        if task.certificate:
-            try:
-                check_integrity(loads_strict(data), self.pub)
-            except CertdpError:
-                return False
-        return True
+            return None
+        try:
+            summary = self._check_file(task, data)
+        except CertdpError:
+            return None
+        fields = {k: old.get(k) for k in ("exit_code", "seconds", "worker", "error", "finished")}
+        return self.entry(task, status=old["status"], output=name, sha256=old["sha256"], summary=summary, **fields)
+
+    def _check_file(self, task: CellTask, data: bytes) -> dict[str, Any]:
+        """The summary of a kept output file; CertdpError if it cannot be kept."""
+        doc = loads_strict(data)
+        if not task.certificate:
+            if not isinstance(doc, dict):
+                raise CertificateInvalid("not a JSON record")
+            return _summary(doc)
+        check_integrity(doc, self.pub)
+        check_certificate_is_for(doc, self.expected[task.name])
+        return certificate_summary(doc)
 
     def finish(self, task: CellTask, done: TaskDone) -> dict[str, Any]:
         """The manifest entry of a finished cell, its output file written (atomically) first."""
@@ -344,18 +385,14 @@ class _Run:
         if done.error is not None:
             return self.entry(task, status="failed", error=done.error, **base)
         res: CellResult = done.value
-        fields: dict[str, Any] = {
-            "exit_code": res.code,
-            "seconds": res.seconds,
-            "summary": _summary(res.record),
-            **base,
-        }
+        fields: dict[str, Any] = {"exit_code": res.code, "seconds": res.seconds, **base}
+        fields["summary"] = _summary(res.record)
         ok = res.code == 0 and res.record is not None
         if task.certificate:
             if not ok:
                 return self.entry(task, status="failed", error=res.error or f"exit code {res.code}", **fields)
             try:
-                data = self._certificate(res.certificate)
+                data, fields["summary"] = self._certificate(task, res.certificate)
             except CertdpError as exc:
                 return self.entry(task, status="failed", error=f"the worker's certificate: {exc}", **fields)
         elif ok or res.code == 1:  # 1: the check failed or was refuted, which is this cell's answer
@@ -364,18 +401,28 @@ class _Run:
         else:
             return self.entry(task, status="failed", error=res.error or f"exit code {res.code}", **fields)
         out = f"{task.name}.json"
-        atomic_write(self.out / out, data)
+        try:
+            atomic_write(self.out / out, data)
+        except CertdpError as exc:  # a folder in the way, a full disk: this cell failed, the others go on
+            return self.entry(task, status="failed", error=str(exc), **fields)
         status = "ok" if res.code == 0 else "refuted"
         return self.entry(task, status=status, output=out, sha256=sha256_hex(data), error=res.error, **fields)
 
-    def _certificate(self, data: bytes | None) -> bytes:
+    def _certificate(self, task: CellTask, data: bytes | None) -> tuple[bytes, dict[str, Any]]:
+        """The certificate to write (signed here when a key is given) and its summary. What the
+        worker sent must be a whole certificate (schema, digest) making this cell's claim; with
+        ``recheck`` it is also verified (claim and refutation recomputed) on this machine first,
+        so that a worker cannot have a wrong certificate signed."""
         if data is None:
             raise CertificateInvalid("the command wrote no certificate")
         doc = loads_strict(data)
-        check_integrity(doc)  # schema and digest: what the worker sent is a whole certificate
+        check_integrity(doc)
+        check_certificate_is_for(doc, self.expected[task.name])
+        if self.recheck:
+            verify_document(doc)
         if self.key is not None:
             doc = finalize(doc["body"], self.key)
-        return (json.dumps(doc, indent=2) + "\n").encode()
+        return (json.dumps(doc, indent=2) + "\n").encode(), certificate_summary(doc)
 
 
 def _versions() -> dict[str, str]:
@@ -393,10 +440,14 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     or was refuted, else 0; InvalidArgument (exit 2) for a bad spec or flag, before any task runs."""
     scheduler = parse_scheduler(args.scheduler or "local")
     workers = worker_count(scheduler, None if args.workers is None else integer("workers", args.workers, ge=1))
-    spec = parse_spec(readable_path("spec", args.spec), tuple(JOBS))
+    spec = parse_spec(readable_path("spec", args.spec), tuple(JOBS), FILE_KEYS)
     if args.sign is not None and not JOBS[spec.job].certificate:
         raise InvalidArgument(f"sign applies to calibrate sweeps (certificates), not job={spec.job}")
     key = load_private_key(readable_path("sign", args.sign), "sign") if args.sign is not None else None
+    remote = scheduler not in SCHEDULERS
+    recheck = (args.recheck or ("yes" if remote and key is not None else "no")) == "yes"
+    if recheck and not JOBS[spec.job].certificate:
+        raise InvalidArgument(f"recheck applies to calibrate sweeps (certificates), not job={spec.job}")
     planner = _Planner(spec)
     tasks = [planner.task(c) for c in spec.cells]
     out = Path(args.out)
@@ -404,8 +455,10 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
         raise InvalidArgument(f"out={fmt_value(args.out)} is a file, not a folder")
     if args.dry_run:
         old = previous_cells(out) if out.is_dir() else {}
-        run = _Run(spec, out, key, tasks)
-        rows = [{"name": t.name, "argv": ["certdp", *t.argv], "skip": run.is_done(t, old.get(t.name))} for t in tasks]
+        run = _Run(planner, out, key, recheck, tasks)
+        rows = [
+            {"name": t.name, "argv": ["certdp", *t.argv], "skip": bool(run.kept(t, old.get(t.name)))} for t in tasks
+        ]
         text = "\n".join(f"{'skip' if r['skip'] else 'run '} {r['name']}: {' '.join(r['argv'])}" for r in rows)
         plan: dict[str, Any] = {"quantity": "sweep-plan", "cells": rows, "to_run": sum(not r["skip"] for r in rows)}
         if not args.json:
@@ -416,32 +469,31 @@ def run_sweep(args: argparse.Namespace) -> dict[str, Any]:
     except OSError as exc:
         raise InvalidArgument(f"out={fmt_value(args.out)} cannot be created ({exc.strerror})") from None
     with locked(out):
-        return _execute(args, spec, out, key, tasks, scheduler, workers)
+        return _execute(args, spec, out, _Run(planner, out, key, recheck, tasks), scheduler, workers)
 
 
 def _execute(
-    args: argparse.Namespace,
-    spec: Spec,
-    out: Path,
-    key: Any,
-    tasks: list[CellTask],
-    scheduler: str,
-    workers: int | None,
+    args: argparse.Namespace, spec: Spec, out: Path, run: _Run, scheduler: str, workers: int | None
 ) -> dict[str, Any]:
     start = time.perf_counter()
-    run = _Run(spec, out, key, tasks)
+    tasks = run.tasks
     old = previous_cells(out)
-    todo = [t for t in tasks if not run.is_done(t, old.get(t.name))]
+    entries = {}
+    todo = []
+    for t in tasks:
+        kept = run.kept(t, old.get(t.name))
+        entries[t.name] = kept if kept is not None else run.entry(t)
+        if kept is None:
+            todo.append(t)
     if todo:
         require_dask(scheduler)  # before the manifest is touched: a missing Dask changes nothing
-    again = {t.name for t in todo}
-    entries = {t.name: (run.entry(t) if t.name in again else old[t.name]) for t in tasks}
     header = {
         "spec": spec.to_dict(),
         "versions": _versions(),
         "scheduler": scheduler,
         "workers": workers,
         "signed_by": run.pub,
+        "recheck": run.recheck,
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     ledger = Ledger(out, header, entries)

@@ -195,7 +195,7 @@ def _client(scheduler: str, n_workers: int | None) -> Iterator[Any]:
             n_workers=min(n_workers or 1, MAX_WORKERS),
             threads_per_worker=1,  # the work is pure-Python and holds the GIL: one task per process
             processes=True,
-            dashboard_address=None,
+            dashboard_address=":0",  # no fixed port: two sweeps on one machine must not collide
             silence_logs=logging.ERROR,
         )
         try:
@@ -234,7 +234,8 @@ def _run_distributed(
 ) -> None:
     from distributed import as_completed
 
-    with _client(scheduler, n_workers) as client:
+    # no more processes than tasks: a 3-cell sweep on a 64-core machine starts 3 workers
+    with _client(scheduler, None if n_workers is None else min(n_workers, len(items))) as client:
         futures = [
             client.submit(_guarded, fn, item, key=f"certdp-{names[i] if names else i}-{os.getpid()}", pure=False)
             for i, item in enumerate(items)

@@ -58,13 +58,22 @@ def previous_cells(out: Path) -> dict[str, dict[str, Any]]:
     return cells
 
 
+def _open_own(path: Path, flags: int) -> int:
+    """Open (creating) a file of the sweep itself, never through a symbolic link: a link planted
+    in the folder must not make the sweep append to, or create, a file elsewhere."""
+    try:
+        return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        raise InvalidArgument(f"out: {fmt_value(str(path))} cannot be opened ({exc.strerror}; a link?)") from None
+
+
 @contextlib.contextmanager
 def locked(out: Path) -> Iterator[None]:
     """Hold ``out``'s sweep lock; InvalidArgument naming ``out`` if another sweep holds it.
 
     Contract: while the context is open no other sweep (honouring the lock) writes ``out``.
     """
-    fd = os.open(out / LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_own(out / LOCK, os.O_RDWR)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -84,7 +93,7 @@ class Ledger:
         self.header = header
         self.cells = cells  # name -> entry, in the spec's order
         self._last_flush = 0.0
-        self._journal = open(out / JOURNAL, "a", encoding="utf-8")
+        self._journal = os.fdopen(_open_own(out / JOURNAL, os.O_WRONLY | os.O_APPEND), "a", encoding="utf-8")
 
     def record(self, entry: dict[str, Any]) -> None:
         """Journal one finished cell (durably) and rewrite the manifest when it is due.

@@ -133,9 +133,9 @@ def _range(where: str, table: dict[str, Any], base: Path) -> list[Value]:
         step = _number(f"{where}.step", table["step"])
         if step <= 0:
             raise _bad(f"{where}.step", table["step"], "must be > 0")
+        if (hi - lo) / step >= MAX_VALUES:
+            raise LimitExceeded(f"{where} has more than {MAX_VALUES} values")
         count = int((hi - lo) / step) + 1
-        if count > MAX_VALUES:
-            raise LimitExceeded(f"{where} has {count} values, more than {MAX_VALUES}")
         points = [lo + k * step for k in range(count)]
     else:
         num = table["num"]
@@ -173,19 +173,19 @@ def _template_keys(where: str, template: object) -> list[str]:
     if not isinstance(template, str) or not template.strip():
         raise _bad(where, template, "must be a file-name template such as 'cell_q{q}_n{steps}'")
     try:
-        fields = [f for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
+        parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(template) if f is not None]
     except ValueError as exc:
         raise _bad(where, template, f"is not a valid template ({exc})") from None
-    if any(not f or not f.isidentifier() for f in fields):
-        raise _bad(where, template, "may only use {key} placeholders")
-    return fields
+    # no format specs or conversions: {q:>99999999} would build a huge name, {q:d} would raise
+    if any(not f or not f.isidentifier() or spec or conv for f, spec, conv in parts):
+        raise _bad(where, template, "may only use plain {key} placeholders")
+    return [f for f, _, _ in parts]
 
 
-def _file_name(template: str, params: dict[str, Value], job: str) -> str:
-    texts = {
-        k: Path(v).stem if ("/" in v or v.endswith(".json")) else v for k, v in params.items() if isinstance(v, str)
-    }
-    texts.update({k: k for k, v in params.items() if v is True})
+def _file_name(template: str, params: dict[str, Value], job: str, file_keys: frozenset[str]) -> str:
+    # a file given as a value is named by its stem: verify_{certificate} -> verify_dpsgd_q0.01
+    texts = {k: Path(v).stem if k in file_keys else v for k, v in params.items() if isinstance(v, str)}
+    texts.update({k: k if v else f"no_{k}" for k, v in params.items() if isinstance(v, bool)})
     texts["job"] = job
     name = _SAFE.sub("_", template.format(**texts)).strip("._")
     return name[:200] or job
@@ -199,21 +199,28 @@ def _default_template(blocks: list[dict[str, list[Value]]], job: str) -> str:
         seen = {v for b in blocks for v in b.get(k, [])}
         if k == "mechanism" or len(seen) > 1 or any(k not in b for b in blocks):
             varying.append(k)
-    return "_".join(["{job}"] + [("{%s}" if k == "mechanism" else k + "{%s}") % k for k in varying])
+    # a switch names itself (allow_untrusted, no_allow_untrusted); a value is prefixed by its key
+    bare = {k for k in varying if k == "mechanism" or all(isinstance(v, bool) for b in blocks for v in b.get(k, []))}
+    return "_".join(["{job}"] + [("{%s}" if k in bare else k + "{%s}") % k for k in varying])
 
 
-def parse_spec(path: str | Path, jobs: tuple[str, ...]) -> Spec:
+def parse_spec(path: str | Path, jobs: tuple[str, ...], file_keys: frozenset[str] = frozenset()) -> Spec:
     """Read and expand a sweep specification.
 
     Contract: every cell of every block, with unique file names; InvalidArgument (one line naming
     the key, such as ``grid[1].q``) for malformed TOML, an unknown job or top-level key, a bad
     value or range, a template placeholder that is not a key of the block, or two cells with the
-    same file name; LimitExceeded beyond MAX_CELLS cells. Checking each key against the job's
-    flags is the caller's (certdp.cli.run_sweep).
+    same file name (ignoring case: the folder may be on a case-insensitive file system);
+    LimitExceeded beyond MAX_CELLS cells or MAX_SPEC_BYTES bytes (no more is read). The values of
+    ``file_keys`` are paths, named by their stem in file names. Checking each key against the
+    job's flags is the caller's (certdp.cli.run_sweep).
     """
     p = Path(path)
     try:
-        raw = p.read_bytes()[: MAX_SPEC_BYTES + 1]
+        if not p.is_file():  # /dev/zero, a FIFO, a folder: never read
+            raise InvalidArgument(f"spec={fmt_value(str(path))} is not a regular file")
+        with open(p, "rb") as fh:
+            raw = fh.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise InvalidArgument(f"spec={fmt_value(str(path))} cannot be read ({exc.strerror})") from None
     if len(raw) > MAX_SPEC_BYTES:
@@ -262,16 +269,17 @@ def parse_spec(path: str | Path, jobs: tuple[str, ...]) -> Spec:
         keys = list(values)
         for combo in itertools.product(*(values[k] for k in keys)):
             params = dict(zip(keys, combo, strict=True))
-            name = _file_name(tpl, params, job)
-            if name == "manifest" or name in owner:
-                other = "the manifest" if name == "manifest" else f"a cell of grid[{owner[name]}]"
+            name = _file_name(tpl, params, job, file_keys)
+            folded = name.casefold()
+            if folded == "manifest" or folded in owner:
+                other = "the manifest" if folded == "manifest" else f"a cell of grid[{owner[folded]}]"
                 raise _bad(
                     where,
                     tpl,
                     f"gives the file name {name}.json to a cell of grid[{i}] and to {other}: "
                     "put every key that varies in the name",
                 )
-            owner[name] = i
+            owner[folded] = i
             cells.append(Cell(name, job, i, tuple(params.items())))
     return Spec(job, tuple(cells), p, hashlib.sha256(raw).hexdigest(), data)
 

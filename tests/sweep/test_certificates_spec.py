@@ -7,7 +7,11 @@ import json
 from fractions import Fraction
 from pathlib import Path
 
+import pytest
+
 from certdp.cli.run_sweep import JOBS, _Planner
+from certdp.cli.sweep_checks import check_certificate_is_for
+from certdp.errors import CertificateInvalid
 from certdp.sweep.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parents[2] / "certificates"
@@ -20,7 +24,9 @@ def test_the_spec_has_one_cell_per_committed_certificate_with_its_inputs():
     planner = _Planner(spec)
     for cell in spec.cells:
         planner.task(cell)  # every cell passes the checks a run makes first
-        body = json.loads((ROOT / f"{cell.name}.json").read_text())["body"]
+        doc = json.loads((ROOT / f"{cell.name}.json").read_text())
+        check_certificate_is_for(doc, planner.expected[cell.name])  # what a resumed sweep would keep
+        body = doc["body"]
         claim, p = body["claim"], dict(cell.params)
         assert claim["mechanism"]["name"] == p["mechanism"]
         assert Fraction(claim["threshold"]) == Fraction(p.get("epsilon", p.get("tv")))
@@ -32,6 +38,17 @@ def test_the_spec_has_one_cell_per_committed_certificate_with_its_inputs():
         assert Fraction(claim["mechanism"]["params"]["q"]) == Fraction(p["q"])
         assert Fraction(claim["delta"]) == Fraction(p["delta"])
         assert claim["method"]["name"] == ("rdp-orders" if p.get("via") == "rdp" else "pld-upper")
+
+
+def test_a_certificate_of_another_setting_is_not_this_cells():
+    spec = parse_spec(ROOT / "certificates.toml", tuple(JOBS))
+    planner = _Planner(spec)
+    for cell in spec.cells:
+        planner.task(cell)
+    pld = json.loads((ROOT / "dpsgd_pld_q0.01_n500_eps3.json").read_text())
+    for other, field in [("dpsgd_q0.01_n500_eps3", "method"), ("dpsgd_pld_q0.05_n500_eps3", "q")]:
+        with pytest.raises(CertificateInvalid, match=f"its claim has {field}="):
+            check_certificate_is_for(pld, planner.expected[other])
 
 
 def test_the_script_regenerates_them_with_one_sweep():

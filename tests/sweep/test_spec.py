@@ -71,6 +71,7 @@ def test_globs_and_names_of_files(tmp_path):
     s = parse_spec(
         spec(tmp_path, 'job = "verify"\nname = "check_{certificate}"\n[grid]\ncertificate = {glob = "certs/*.json"}'),
         JOBS,
+        frozenset({"certificate"}),
     )
     assert [c.get("certificate") for c in s.cells] == ["certs/a.json", "certs/b.json"]
     assert [c.name for c in s.cells] == ["check_a", "check_b"]

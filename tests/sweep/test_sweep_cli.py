@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -172,6 +173,25 @@ def test_certificates_are_signed_on_the_client_and_verify(tmp_path):
     assert ok["status"] == "valid" and ok["certificate"] == "out/sg_q0.25_eps1.json"
 
 
+def test_audit_and_claims_cells_record_their_verdicts(tmp_path):
+    """An UNSOUND peer number and a refuted claim are the cells' answers: status refuted, exit 1."""
+    claim = "dp_accounting rdp eps={} sigma=2 q=0.5 steps=2 delta=1e-5"
+    text = f'job = "audit"\nname = "a{{claim}}"\n[grid]\nclaim = ["{claim.format(5)}", "{claim.format(1)}"]\n'
+    code, rec = sweep(tmp_path, text)
+    assert code == 1 and rec["counts"] == {"ok": 1, "refuted": 1}
+    verdicts = {
+        e["status"]: json.loads((tmp_path / "out" / e["output"]).read_text())
+        for e in manifest(tmp_path / "out")["cells"]
+    }
+    assert verdicts["ok"]["verdict"] == "conservative" and verdicts["refuted"]["verdict"] == "UNSOUND"
+    assert Fraction(verdicts["refuted"]["lower"]) > 1  # the certified RDP epsilon is above the peer's 1
+    wrong = Path(__file__).resolve().parents[1] / "claims" / "wrong_claims.toml"
+    code, rec = sweep(tmp_path, f'job = "claims"\n[grid]\nfile = "{wrong}"\n', out="claims")
+    entry = manifest(tmp_path / "claims")["cells"][0]
+    assert code == 1 and entry["status"] == "refuted" and entry["summary"]["counts"]["refuted"] == 5
+    assert entry["argv"][:3] == ["certdp", "claims", "check"]
+
+
 @pytest.mark.parametrize(
     "text, extra, message",
     [
@@ -209,9 +229,19 @@ def test_certificates_are_signed_on_the_client_and_verify(tmp_path):
         ),
         ('job = "verify"\n[grid]\ncertificate = "spec.toml"', (), "pubkey is required"),
         (
+            'job = "eps"\n[grid]\nmechanism = "--event=x.json"\ndelta = 1e-5',
+            (),
+            "grid[0].mechanism=--event=x.json must not start with -",
+        ),
+        (
             'job = "eps"\n[grid]\nmechanism = "gaussian"\nsigma = 1\ndelta = 1e-5',
             ("--sign", "k.key"),
             "sign applies to calibrate sweeps",
+        ),
+        (
+            'job = "eps"\n[grid]\nmechanism = "gaussian"\nsigma = 1\ndelta = 1e-5',
+            ("--recheck", "yes"),
+            "recheck applies to calibrate sweeps",
         ),
         (
             'job = "eps"\n[grid]\nmechanism = "gaussian"\nsigma = 1\ndelta = 1e-5',

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from certdp.cert.crypto import keygen, load_public_key_b64
 from certdp.cert.verify import check_integrity
 from certdp.cli import main
 from certdp.sweep import engine, ledger
@@ -44,8 +45,9 @@ delta = 1e-5
 NO_UI = ("--no-dashboard", "--scheduler-file")
 
 
-def cli(spec: Path, out: Path, scheduler: str) -> subprocess.CompletedProcess[str]:
+def cli(spec: Path, out: Path, scheduler: str, *extra: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "certdp", "sweep", str(spec), "--out", str(out), "--scheduler", scheduler, "--json"]
+    argv += extra
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
@@ -66,7 +68,7 @@ def test_a_worker_killed_mid_sweep_costs_one_retry_and_nothing_else(tmp_path):
     names = {f"sg_n{n}_eps{e}" for n in (4, 8) for e in (1, 2, 3)}
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=logging.ERROR
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -153,6 +155,15 @@ def test_a_scheduler_and_a_worker_in_separate_processes(tmp_path, monkeypatch, c
         assert done.returncode == 0, done.stderr
         m = json.loads((tmp_path / "o" / "manifest.json").read_text())
         assert m["counts"] == {"ok": 3} and len({e["worker"] for e in m["cells"]}) == 1
+        # a signed calibration on the cluster: by default the client recomputes the certificate first
+        priv, pub = keygen(tmp_path / "k.key")
+        cal = tmp_path / "cal.toml"
+        cal.write_text(CAL6.replace("steps = [4, 8]", "steps = 4").replace("epsilon = [1, 2, 3]", "epsilon = 2"))
+        done = cli(cal, tmp_path / "c", address, "--sign", str(priv))
+        assert done.returncode == 0, done.stderr
+        m = json.loads((tmp_path / "c" / "manifest.json").read_text())
+        assert m["recheck"] is True and m["signed_by"] == load_public_key_b64(pub)
+        assert check_integrity(json.loads((tmp_path / "c" / "sg_n4_eps2.json").read_text()), m["signed_by"])
         # a client whose certdp differs from the workers' is refused before any task is sent
         import certdp
 

@@ -1,0 +1,100 @@
+"""What a sweep's calibrate cell must have produced: the claim its command line asks for.
+
+A certificate that a worker sends back, or that a previous run left in the output folder, is
+signed or skipped only if its claim is the one the cell's own arguments determine (mechanism,
+steps, sampling rate, direction, target, delta, sigma step, accountant). Without this check a
+certificate of another cell, or of another setting, could be signed or kept under this cell's
+name: schema, digest and signature say nothing about which cell a file belongs to.
+"""
+
+from __future__ import annotations
+
+import argparse
+from fractions import Fraction
+from typing import Any
+
+from certdp.cli.common import steps_from_args
+from certdp.errors import CertificateInvalid
+from certdp.pairs.params import exact_str, real
+
+
+def expected_claim(args: argparse.Namespace) -> dict[str, Any]:
+    """Contract: the claim fields a certificate of ``certdp calibrate`` with these (checked,
+    defaulted) arguments records, as exact values."""
+    if args.mechanism == "random-allocation":
+        return {
+            "mechanism": "random-allocation",
+            "steps": Fraction(int(args.steps)),
+            "epochs": Fraction(int(args.epochs or 1)),
+            "quantity": "tv",
+            "threshold": real("tv", args.tv),
+            "step": real("step", args.step),
+            "method": "lattice-upper",
+        }
+    q = real("q", args.q)
+    return {
+        "mechanism": "subsampled-gaussian",
+        "method": "pld-upper" if args.via == "pld" else "rdp-orders",
+        "steps": Fraction(steps_from_args(args, args.q)[0]),
+        "q": q,
+        "direction": args.direction or "both",
+        "quantity": "epsilon",
+        "threshold": real("epsilon", args.epsilon),
+        "delta": real("delta", args.delta),
+        "step": real("step", args.step),
+    }
+
+
+def _recorded(body: dict[str, Any]) -> dict[str, Any]:
+    claim = body["claim"]
+    mech = claim["mechanism"]
+    params = mech["params"]
+    got: dict[str, Any] = {
+        "mechanism": mech["name"],
+        "quantity": claim["quantity"],
+        "threshold": claim["threshold"],
+        "step": body["step"],
+        "method": claim["method"]["name"],
+    }
+    if mech["name"] == "random-allocation":
+        got.update(steps=params["steps"], epochs=params["epochs"])
+    else:
+        got.update(
+            steps=mech.get("steps"), q=params.get("q"), direction=params.get("direction"), delta=claim.get("delta")
+        )
+    return got
+
+
+def check_certificate_is_for(doc: dict[str, Any], expected: dict[str, Any]) -> None:
+    """Raise CertificateInvalid naming the first field of ``doc``'s claim that differs from
+    ``expected`` (a schema-valid certificate is assumed: certdp.cert.verify.check_integrity).
+
+    Contract: returns only if the claim is the one ``expected`` describes, field by field
+    (numbers compared exactly).
+    """
+    got = _recorded(doc["body"])
+    for field, want in expected.items():
+        have = got.get(field)
+        if isinstance(want, Fraction):
+            try:
+                same = have is not None and Fraction(str(have)) == want
+            except (ValueError, ZeroDivisionError):
+                same = False
+        else:
+            same = have == want
+        if not same:
+            shown = exact_str(want) if isinstance(want, Fraction) else want
+            raise CertificateInvalid(f"its claim has {field}={have}, but this cell asks for {field}={shown}")
+
+
+def certificate_summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """Contract: the claimed sigma and its certified bound, and the refuted sigma and its bound
+    (None without a refutation), as the certificate records them."""
+    body = doc["body"]
+    claim, refute = body["claim"], body.get("refutation")
+    return {
+        "sigma": claim["mechanism"]["params"]["sigma"],
+        "claim_upper": claim["result"]["upper"],
+        "sigma_miss": None if refute is None else refute["mechanism"]["params"]["sigma"],
+        "refutation_lower": None if refute is None else refute["result"]["lower"],
+    }
