@@ -173,15 +173,29 @@ def _run_processes(fn: Callable[[Any], Any], items: Sequence[Any], on_done: Call
     keys = [f"certdp-task-{i}" for i in range(len(items))]
     graph = {k: (_guarded, fn, item) for k, item in zip(keys, items, strict=True)}
     index = {k: i for i, k in enumerate(keys)}
+    reported: set[int] = set()
+    reporting = [False]  # set while on_done runs: its own exceptions must propagate unchanged
 
     class _Report(Callback):  # type: ignore[misc]
         # posttask runs in the scheduling (calling) thread as each task's result arrives
         def _posttask(self, key: str, result: Any, dsk: Any, state: Any, worker_id: Any) -> None:
             value, error, worker = result
+            reported.add(index[key])
+            reporting[0] = True
             on_done(TaskDone(index[key], value, error, worker))
+            reporting[0] = False
 
-    with _Report():
-        get(graph, keys, num_workers=min(n, len(items)))
+    try:
+        with _Report():
+            get(graph, keys, num_workers=min(n, len(items)))
+    except Exception as exc:
+        if reporting[0]:
+            raise
+        # a worker process died (BrokenProcessPool): this scheduler cannot retry, so every task
+        # not finished is reported failed, and a resumed sweep runs exactly those again
+        for i in range(len(items)):
+            if i not in reported:
+                on_done(TaskDone(i, None, f"{type(exc).__name__}: {exc} (the process pool broke)", "dask"))
 
 
 @contextmanager
