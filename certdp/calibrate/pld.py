@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
-from certdp.cert.limits import MAX_SIGMA, MIN_SIGMA, calibration_step
+from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
@@ -192,7 +192,9 @@ def calibrate_pld(
     def eps_low(sigma: Fraction, d_name: str, hh: Fraction) -> Fraction:
         return probe(sigma, d_name, hh, "lower")
 
-    coarse_h = h * COARSE_FACTOR
+    # a coarse bound that already decides a direction is what the certificate records for it: its
+    # spacing must stay within what a verifier accepts (at --h 2^-6 the factor 8 would give 1/8)
+    coarse_h = max(h, min(h * COARSE_FACTOR, MAX_PLD_H))
     # the smallest sigma on the step lattice that a certificate records
     k_min = max(1, math.ceil(MIN_SIGMA / st))
     s_min = k_min * st

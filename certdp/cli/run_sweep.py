@@ -41,6 +41,7 @@ from certdp.cli.parser import build_parser
 from certdp.cli.run_certs import readable_path
 from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
 from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value
+from certdp.pairs import DIRECTIONS
 from certdp.pairs.params import integer, real
 from certdp.sweep.engine import (
     SCHEDULERS,
@@ -56,6 +57,9 @@ from certdp.sweep.spec import Cell, Spec, parse_spec
 
 #: Largest input file a cell ships to its worker.
 MAX_INPUT_BYTES = 16 << 20
+
+#: Largest output file a resumed sweep reads back (a certificate is at most a few hundred KB).
+MAX_OUTPUT_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -294,7 +298,15 @@ class _Planner:
                 real(name, value, **bounds)
         if isinstance(getattr(args, "steps", None), str):
             integer("steps", args.steps, ge=1)
+        if getattr(args, "direction", None) is not None and args.direction not in DIRECTIONS:
+            raise InvalidArgument(f"direction={fmt_value(args.direction)} must be one of {', '.join(DIRECTIONS)}")
         if args.command == "calibrate":
+            needed = ("steps", "tv") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta")
+            for name in needed:
+                if getattr(args, name) is None:
+                    raise InvalidArgument(f"{name} is required to calibrate {args.mechanism} (--{name})")
+            if args.mechanism == "subsampled-gaussian" and args.steps is None and args.epochs is None:
+                raise InvalidArgument("steps is required to calibrate subsampled-gaussian (--steps N, or --epochs E)")
             given = ("tv", "step") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta", "step")
             for name in given:
                 if getattr(args, name) is not None:
@@ -346,38 +358,47 @@ class _Run:
         }
 
     def kept(self, task: CellTask, old: dict[str, Any] | None) -> dict[str, Any] | None:
-        """The entry of a previous result that this run keeps, rebuilt from the task and the file
-        (a manifest's own claims about parameters or results are never copied), or None to run
-        the cell again. Kept only if it is for this very command line and certdp version, its
-        file is NAME.json (a regular file, not a link) with the recorded digest, and, for a
-        certificate, its schema, digest and signature (by the --sign key) hold and its claim is
-        the one this cell asks for."""
+        """The entry of a previous result that this run keeps, or None to run the cell again.
+
+        Kept only if the old entry is for this very command line and certdp version, its file is
+        NAME.json (a regular file, not a link, of at most MAX_OUTPUT_BYTES) with the recorded
+        digest, and, for a certificate, its schema, digest and signature (by the --sign key) hold,
+        its claim is the one this cell asks for and, with recheck, the verifier's recomputation
+        confirms it. The entry is rebuilt from the task and the file (status, exit code, error
+        and summary are read from the file); only the timing and the worker are carried over.
+        """
         if old is None or old.get("key") != task.key or old.get("status") not in ("ok", "refuted"):
             return None
         name = f"{task.name}.json"
         path = self.out / name
         if old.get("output") != name or path.is_symlink() or not path.is_file():
             return None
-        data = path.read_bytes()
-        if sha256_hex(data) != old.get("sha256"):
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_OUTPUT_BYTES + 1)
+        if len(data) > MAX_OUTPUT_BYTES or sha256_hex(data) != old.get("sha256"):
             return None
         try:
-            summary = self._check_file(task, data)
+            fields = self._check_file(task, data)
         except CertdpError:
             return None
-        fields = {k: old.get(k) for k in ("exit_code", "seconds", "worker", "error", "finished")}
-        return self.entry(task, status=old["status"], output=name, sha256=old["sha256"], summary=summary, **fields)
+        history = {k: old.get(k) for k in ("seconds", "worker", "finished")}
+        return self.entry(task, output=name, sha256=old["sha256"], **fields, **history)
 
     def _check_file(self, task: CellTask, data: bytes) -> dict[str, Any]:
-        """The summary of a kept output file; CertdpError if it cannot be kept."""
+        """Status, exit code, error and summary of a kept output file; CertdpError if it cannot
+        be kept."""
         doc = loads_strict(data)
         if not task.certificate:
-            if not isinstance(doc, dict):
-                raise CertificateInvalid("not a JSON record")
-            return _summary(doc)
+            code = doc.get("exit_code") if isinstance(doc, dict) else None
+            if code not in (0, 1) or isinstance(code, bool):
+                raise CertificateInvalid("not a record this sweep writes")
+            status = "ok" if code == 0 else "refuted"
+            return {"status": status, "exit_code": code, "error": doc.get("error"), "summary": _summary(doc)}
         check_integrity(doc, self.pub)
         check_certificate_is_for(doc, self.expected[task.name])
-        return certificate_summary(doc)
+        if self.recheck:
+            verify_document(doc)
+        return {"status": "ok", "exit_code": 0, "error": None, "summary": certificate_summary(doc)}
 
     def finish(self, task: CellTask, done: TaskDone) -> dict[str, Any]:
         """The manifest entry of a finished cell, its output file written (atomically) first."""
@@ -420,8 +441,8 @@ class _Run:
         check_certificate_is_for(doc, self.expected[task.name])
         if self.recheck:
             verify_document(doc)
-        if self.key is not None:
-            doc = finalize(doc["body"], self.key)
+        # signed by this run's key, or not at all: a signature the worker put on it is dropped
+        doc = finalize(doc["body"], self.key)
         return (json.dumps(doc, indent=2) + "\n").encode(), certificate_summary(doc)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from certdp.cli.common import steps_from_args
 from certdp.errors import CertificateInvalid
-from certdp.pairs.params import exact_str, real
+from certdp.pairs.params import exact_str, integer, real
 
 
 def expected_claim(args: argparse.Namespace) -> dict[str, Any]:
@@ -24,8 +24,8 @@ def expected_claim(args: argparse.Namespace) -> dict[str, Any]:
     if args.mechanism == "random-allocation":
         return {
             "mechanism": "random-allocation",
-            "steps": Fraction(int(args.steps)),
-            "epochs": Fraction(int(args.epochs or 1)),
+            "steps": Fraction(integer("steps", args.steps, ge=1)),
+            "epochs": Fraction(integer("epochs", args.epochs or "1", ge=1)),
             "quantity": "tv",
             "threshold": real("tv", args.tv),
             "step": real("step", args.step),
@@ -88,11 +88,13 @@ def check_certificate_is_for(doc: dict[str, Any], expected: dict[str, Any]) -> N
 
 
 def certificate_summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """Contract: the claimed sigma and its certified bound, and the refuted sigma and its bound
-    (None without a refutation), as the certificate records them."""
+    """Contract: the claimed sigma and its certified bound, the refuted sigma and its bound (None
+    without a refutation: then sigma is proved sufficient, not proved the smallest on the step
+    lattice), and the signer's public key (None when unsigned), as the certificate records them."""
     body = doc["body"]
     claim, refute = body["claim"], body.get("refutation")
     return {
+        "signed_by": None if doc.get("signature") is None else doc["signature"]["public_key"],
         "sigma": claim["mechanism"]["params"]["sigma"],
         "claim_upper": claim["result"]["upper"],
         "sigma_miss": None if refute is None else refute["mechanism"]["params"]["sigma"],

@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -37,6 +38,24 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+#: Largest manifest or journal read back (10 000 cells take a few MB).
+MAX_LEDGER_BYTES = 256 << 20
+
+
+def _read_own(path: Path) -> str:
+    """A manifest or journal as text, or "" when it is missing, not a regular file (a FIFO would
+    block, a link may point anywhere), too large, or unreadable: then its cells run again."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = fh.read(MAX_LEDGER_BYTES + 1)
+    return "" if len(data) > MAX_LEDGER_BYTES else data.decode("utf-8", errors="replace")
+
+
 def previous_cells(out: Path) -> dict[str, dict[str, Any]]:
     """The cell entries a previous run left in ``out``: manifest.json, then the journal's lines
     (later lines win; a torn last line, from a kill mid-write, is ignored).
@@ -45,12 +64,12 @@ def previous_cells(out: Path) -> dict[str, dict[str, Any]]:
     manifest counts as no manifest (its cells are run again, never trusted).
     """
     cells: dict[str, dict[str, Any]] = {}
-    with contextlib.suppress(OSError, ValueError):
-        doc = json.loads((out / MANIFEST).read_text())
+    with contextlib.suppress(ValueError):
+        doc = json.loads(_read_own(out / MANIFEST))
         if isinstance(doc, dict) and doc.get("format") == FORMAT and isinstance(doc.get("cells"), list):
             cells = {c["name"]: c for c in doc["cells"] if isinstance(c, dict) and isinstance(c.get("name"), str)}
-    with contextlib.suppress(OSError):
-        for line in (out / JOURNAL).read_text().splitlines():
+    with contextlib.suppress(ValueError):
+        for line in _read_own(out / JOURNAL).splitlines():
             with contextlib.suppress(ValueError):
                 entry = json.loads(line)
                 if isinstance(entry, dict) and isinstance(entry.get("name"), str):
@@ -60,11 +79,17 @@ def previous_cells(out: Path) -> dict[str, dict[str, Any]]:
 
 def _open_own(path: Path, flags: int) -> int:
     """Open (creating) a file of the sweep itself, never through a symbolic link: a link planted
-    in the folder must not make the sweep append to, or create, a file elsewhere."""
+    in the folder must not make the sweep append to, or create, a file elsewhere; nor a FIFO or a
+    device stand in for it."""
     try:
-        return os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+        # O_NONBLOCK: a FIFO planted there must fail now, not block the sweep forever
+        fd = os.open(path, flags | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     except OSError as exc:
         raise InvalidArgument(f"out: {fmt_value(str(path))} cannot be opened ({exc.strerror}; a link?)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InvalidArgument(f"out: {fmt_value(str(path))} is not a regular file")
+    return fd
 
 
 @contextlib.contextmanager

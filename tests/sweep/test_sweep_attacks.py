@@ -212,3 +212,114 @@ def test_devices_and_fifos_are_never_read(tmp_path, capsys):
     os.mkfifo(tmp_path / "fifo.json")
     code, _ = sweep(tmp_path, 'job = "verify"\n[grid]\ncertificate = "fifo.json"\nallow_untrusted = true')
     assert code == 2 and "is not a regular file" in capsys.readouterr().err
+
+
+def test_the_recheck_also_covers_kept_certificates(signed, tmp_path, monkeypatch):
+    """A wrong certificate that a run without the recheck accepted (and signed) is not kept by a
+    run with it: the kept file is recomputed too."""
+    key = copy_of(signed, tmp_path)
+
+    def inflate(task, res):  # a sound-looking but wrong bound: the claimed epsilon is not recomputable
+        doc = json.loads(res.certificate)
+        body = doc["body"]
+        body["claim"]["result"]["upper"] = "0.001"
+        doc["digest"]["value"] = digest_hex(body)
+        return json.dumps(doc).encode()
+
+    monkeypatch.setattr(rs, "run_cell", _worker_sending(inflate))
+    (tmp_path / "out" / "manifest.json").unlink()
+    code, rec = sweep(tmp_path, CAL, "--sign", str(key), "--recheck", "no")
+    assert code == 0 and rec["counts"] == {"ok": 2}  # accepted: structure and claim are right
+    monkeypatch.undo()
+    code, rec = sweep(tmp_path, CAL, "--sign", str(key), "--recheck", "yes")
+    assert code == 0 and rec["ran"] == 2  # both recomputed by the verifier, refused, and run again
+    for name in ("sg_eps2.json", "sg_eps3.json"):
+        assert json.loads((tmp_path / "out" / name).read_text())["body"]["claim"]["result"]["upper"] != "0.001"
+
+
+def test_status_comes_from_the_file_not_the_manifest(tmp_path):
+    text = 'job = "eps"\n[grid]\nmechanism = "gaussian"\nsigma = 1\ndelta = 1e-5\nmax_seconds = 100\n'
+    assert sweep(tmp_path, text)[0] == 0
+    out = tmp_path / "out"
+    record = out / "eps_gaussian.json"
+    doc = json.loads(record.read_text())
+    doc["exit_code"] = 1
+    record.write_text(json.dumps(doc))
+    edit_manifest(out, "eps_gaussian", sha256=rs.sha256_hex(record.read_bytes()), status="ok", worker="trusted-box")
+    code, rec = sweep(tmp_path, text)
+    assert code == 1 and rec["ran"] == 0 and rec["counts"] == {"refuted": 1}
+
+
+def test_a_worker_signature_is_dropped_without_a_key(tmp_path, monkeypatch):
+    from certdp.cert.crypto import load_private_key
+    from certdp.cert.write import finalize
+
+    priv, _ = keygen(tmp_path / "other.key")
+    other = load_private_key(priv)
+
+    def sign_it(task, res):
+        return json.dumps(finalize(json.loads(res.certificate)["body"], other)).encode()
+
+    monkeypatch.setattr(rs, "run_cell", _worker_sending(sign_it))
+    text = CAL.replace("epsilon = [2, 3]", "epsilon = 2")
+    assert sweep(tmp_path, text)[0] == 0
+    doc = json.loads((tmp_path / "out" / "sg_eps2.json").read_text())
+    assert doc["signature"] is None and check_integrity(doc) is None
+
+
+def test_a_fifo_manifest_does_not_hang_a_run(tmp_path):
+    (tmp_path / "out").mkdir()
+    os.mkfifo(tmp_path / "out" / "manifest.json")
+    code, rec = sweep(tmp_path, EPS, "--dry-run")
+    assert code == 0 and rec["to_run"] == 2
+    os.mkfifo(tmp_path / "out" / "manifest.journal")
+    code, rec = sweep(tmp_path, EPS)  # read as absent; writing it is refused at once, not blocked on
+    assert code == 2
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            'job = "calibrate"\n[grid]\nmechanism = "random-allocation"\ntv = 0.1',
+            "steps is required to calibrate random-allocation",
+        ),
+        (
+            'job = "calibrate"\n[grid]\nmechanism = "subsampled-gaussian"\nq = 0.1\nepsilon = 1\ndelta = 1e-5',
+            "steps is required to calibrate subsampled-gaussian",
+        ),
+        (
+            'job = "eps"\n[grid]\nmechanism = "subsampled-gaussian"\nq = 0.1\nsigma = 1\ndelta = 1e-5\n'
+            'direction = ["both", "REMOVE"]',
+            "direction=REMOVE must be one of remove, add, both",
+        ),
+    ],
+)
+def test_what_the_command_would_refuse_is_refused_before_any_task(tmp_path, capsys, text, message):
+    code, _ = sweep(tmp_path, text, "--dry-run")
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and err.count("\n") == 1, err
+
+
+def test_integer_spellings_the_command_accepts_are_accepted(tmp_path):
+    code, plan = sweep(
+        tmp_path,
+        'job = "calibrate"\n[grid]\nmechanism = "random-allocation"\nsteps = "1e1"\nepochs = "2.0"\ntv = 0.1',
+        "--dry-run",
+    )
+    assert code == 0 and plan["to_run"] == 1
+
+
+def test_a_coarse_documented_spacing_gives_a_verifiable_certificate(tmp_path):
+    """--h up to 2^-4 is accepted; the coarse probes (8 h) that decide a direction are recorded in
+    the certificate, so they are capped at the verifier's largest spacing (once 1/8 was written
+    and the run ended in exit 1 after all its work)."""
+    from certdp.cert.verify import verify_bytes
+
+    text = CAL.replace("epsilon = [2, 3]", "epsilon = 2").replace("h = 0.00390625", "h = 0.015625")
+    code, rec = sweep(tmp_path, text)
+    assert code == 0, rec
+    data = (tmp_path / "out" / "sg_eps2.json").read_bytes()
+    lattices = json.loads(data)["body"]["claim"]["method"]["lattices"]
+    assert max(float(v["h"]) for v in lattices.values()) <= 1 / 16
+    assert verify_bytes(data).status == "valid"
