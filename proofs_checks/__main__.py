@@ -1,9 +1,14 @@
 """Print every check, grouped by topic: id, PASS/FAIL, time, method, statement, and where the
-statement is derived (a section of docs/math.md) with its source; exit 1 on any FAIL."""
+statement is derived (a section of docs/math.md) with its source; exit 1 on any FAIL.
+
+    python -m proofs_checks            every check
+    python -m proofs_checks ID [ID..]  only these (an unknown id exits 2)
+    python -m proofs_checks --list     the ids and statements, nothing run
+"""
 
 import sys
 
-from proofs_checks import run_all
+from proofs_checks import CHECKS, run_all
 
 HEADER = """\
 proofs_checks: sympy checks of the formulas certdp relies on (derivations in docs/math.md).
@@ -18,8 +23,20 @@ def _topic(module_name: str) -> str:
     return " ".join(doc.strip().split("\n\n")[0].split())
 
 
-def main() -> int:
-    outcomes = run_all()
+def main(argv: list[str]) -> int:
+    if argv == ["--list"]:
+        for c in CHECKS:
+            print(f"{c.id}  [{c.method}]  {c.statement}")
+        return 0
+    if any(a.startswith("-") for a in argv):
+        bad = next(a for a in argv if a.startswith("-"))
+        print(f"python -m proofs_checks: {bad} is not an option (usage: [--list | ID ...])", file=sys.stderr)
+        return 2
+    try:
+        outcomes = run_all(argv or None)
+    except ValueError as exc:
+        print(f"python -m proofs_checks: {exc}", file=sys.stderr)
+        return 2
     width = max(len(o.check.id) for o in outcomes)
     print(HEADER)
     topic = None
@@ -41,4 +58,4 @@ def main() -> int:
     return 1 if failed else 0
 
 
-sys.exit(main())
+sys.exit(main(sys.argv[1:]))

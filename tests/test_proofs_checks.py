@@ -1,4 +1,7 @@
-"""pytest runs the symbolic checks of proofs_checks/ (python -m proofs_checks prints the table)."""
+"""pytest runs the symbolic checks of proofs_checks/ (python -m proofs_checks prints the table).
+
+Each check runs once, in its own test (not at collection time, where every xdist worker would
+run all of them); the entry-point test runs the module on a few ids."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import sys
 
 import pytest
 
-from proofs_checks import CHECKS, run_all
+from proofs_checks import CHECKS, run_one
 
 
 def test_ids_are_unique_and_statements_present() -> None:
@@ -18,15 +21,31 @@ def test_ids_are_unique_and_statements_present() -> None:
     assert all(c.where.startswith("docs/math.md §") for c in CHECKS), [c.id for c in CHECKS if not c.where]
 
 
-@pytest.mark.parametrize("outcome", run_all(), ids=lambda o: o.check.id)
-def test_check_passes(outcome) -> None:
-    assert outcome.passed, outcome.error or outcome.check.statement
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.id)
+def test_check_passes(check) -> None:
+    outcome = run_one(check)
+    assert outcome.passed, outcome.error or check.statement
+
+
+def _module(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "proofs_checks", *args], capture_output=True, text=True, check=False)
 
 
 def test_module_entry_point_prints_the_table() -> None:
-    done = subprocess.run([sys.executable, "-m", "proofs_checks"], capture_output=True, text=True, check=False)
-    assert done.returncode == 0
-    assert done.stdout.strip().splitlines()[-1].endswith("passed, 0 failed")
+    ids = ["ct_max", "log_ct_convex"]
+    done = _module(*ids)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.strip().splitlines()
+    assert lines[-1] == "2 passed, 0 failed"
+    assert [ln.split()[:2] for ln in lines if ln.split()[:1] in ([i] for i in ids)] == [[i, "PASS"] for i in ids]
+    listed = _module("--list")
+    assert listed.returncode == 0 and [ln.split()[0] for ln in listed.stdout.splitlines()] == [c.id for c in CHECKS]
+    for bad, says in (
+        (["no_such_id"], "id=no_such_id is not a registered check"),
+        (["--all"], "--all is not an option"),
+    ):
+        done = _module(*bad)
+        assert done.returncode == 2 and says in done.stderr and done.stdout == ""
 
 
 def test_wrong_variants_fail() -> None:

@@ -22,6 +22,7 @@ from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_SIGMA, calibration_step
 from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
+from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
@@ -138,7 +139,8 @@ def calibrate_pld(
     Contract: for each SideResult in ``claim``, eps_upper <= eps is proved on its lattice (so
     sigma gives (eps, delta)-DP in every listed direction); if ``refutation`` is set, its
     direction's eps_lower > eps is proved at sigma_miss (delta(eps) > delta there). Raises
-    LimitExceeded for targets out of the calibration range, BudgetExhausted past ``max_seconds``.
+    LimitExceeded for targets out of the calibration range, BudgetExhausted past ``max_seconds``
+    (checked between probes and between the products of each composition).
     """
     start = time.perf_counter()
     qq = real("q", q, gt=0, le=1)
@@ -213,7 +215,9 @@ def calibrate_pld(
             )
         return bool(meets)
 
-    with workprec(PLD_PREC):
+    # the budget is also checked inside each composition (between its products), not only between
+    # probes: one probe at a fine h can take minutes
+    with workprec(PLD_PREC), checkpoints(lambda: deadline.check("composing a PLD lattice")):
         # the decisive direction: the larger coarse eps at sigma = 1 (the other is checked at the end)
         main = max(dirs, key=lambda dn: eps_up(Fraction(1), dn, coarse_h))
 

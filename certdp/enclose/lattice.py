@@ -3,7 +3,9 @@
 Contract of every function: coefficients are balls that contain the exact coefficients of the
 truncated power (Arb's polynomial multiplication is rigorous); nothing is dropped silently:
 callers that need the mass above the truncation get it from :func:`power_truncated`'s second
-return value or bound it themselves.
+return value or bound it themselves. The powering loops call :func:`certdp.enclose.checkpoint`
+before each round of products, so a caller's wall-time budget can stop a long composition
+between two products (with its error, never with a partial result).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TypeVar
 
 from flint import arb, arb_poly
 
+from certdp.enclose.checkpoint import checkpoint
 from certdp.errors import InvalidArgument, LimitExceeded
 
 
@@ -35,6 +38,7 @@ def power_truncated(coeffs: Sequence[arb], n: int, length: int) -> list[arb]:
     base = arb_poly(list(coeffs)).truncate(length)
     result = arb_poly([1])
     while n:
+        checkpoint()
         if n & 1:
             result = _mul_trunc(result, base, length)
         n >>= 1
@@ -100,6 +104,7 @@ def product_pruned(
     dropped = [arb(0)]
     off, acc = factors[0][0], arb_poly(list(factors[0][1]))
     for f_off, coeffs in factors[1:]:
+        checkpoint()
         poly = arb_poly(list(coeffs))
         _guard(acc.length() + poly.length(), max_product)
         off, acc = _prune(off + f_off, acc * poly, floor, dropped)
@@ -201,6 +206,7 @@ def power_multires(
     result: arb_poly | None = None
     r_off, r_d = 0, 0
     while n:
+        checkpoint()
         while b_d < doublings(level):
             b_off, lst = coarsen(b_off, base.coeffs())
             b_d += 1
@@ -299,6 +305,7 @@ def coarsened_powering(
     level = 0
     result: State | None = None
     while n:
+        checkpoint()
         while base[1] < doublings(level):
             base = halve(base)
         if n & 1:

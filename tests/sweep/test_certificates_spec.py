@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from certdp.cli.run_sweep import JOBS, _Planner
+from certdp.cli.run_sweep import FILE_KEYS, JOBS, _Planner
 from certdp.cli.sweep_checks import check_certificate_is_for
 from certdp.errors import CertificateInvalid
 from certdp.sweep.spec import parse_spec
@@ -55,3 +55,37 @@ def test_the_script_regenerates_them_with_one_sweep():
     script = (ROOT / "make_certificates.sh").read_text()
     commands = [line.strip() for line in script.splitlines() if line.strip().startswith("certdp ")]
     assert commands == ['certdp sweep certificates.toml --out .sweep --sign "$key" "$@"']
+
+
+def test_the_verify_spec_rechecks_each_committed_certificate(tmp_path):
+    """certificates/verify.toml has one `certdp verify FILE --pubkey certdp-project.pub` cell per
+    committed file; run (serially) on a copy holding one real and one tampered certificate, the
+    real one is ok and the tampered one refuted (sweep exit 1)."""
+    from certdp.cli import main
+
+    spec = parse_spec(ROOT / "verify.toml", tuple(JOBS), FILE_KEYS)
+    committed = sorted(p.stem for p in ROOT.glob("*.json"))
+    assert spec.job == "verify" and sorted(c.name for c in spec.cells) == committed
+    planner = _Planner(spec)
+    for cell in spec.cells:
+        task = planner.task(cell)
+        assert task.argv[:2] == ("verify", f"{cell.name}.json") and "--pubkey" in task.argv
+        assert task.files[0][2] == (ROOT / f"{cell.name}.json").read_bytes()
+    copy = tmp_path / "certs"
+    copy.mkdir()
+    (copy / "verify.toml").write_text((ROOT / "verify.toml").read_text())
+    (copy / "certdp-project.pub").write_text((ROOT / "certdp-project.pub").read_text())
+    real = ROOT / "dpsgd_q0.05_n500_eps3.json"
+    (copy / real.name).write_text(real.read_text())
+    doc = json.loads(real.read_text())
+    doc["body"]["claim"]["threshold"] = "2"  # not re-digested: the digest check fails
+    (copy / "tampered.json").write_text(json.dumps(doc))
+    lines: list[str] = []
+    code = main(
+        ["sweep", str(copy / "verify.toml"), "--out", str(tmp_path / "o"), "--scheduler", "serial", "--json"],
+        lines.append,
+    )
+    assert code == 1
+    m = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    status = {e["name"]: e["status"] for e in m["cells"]}
+    assert status == {"dpsgd_q0.05_n500_eps3": "ok", "tampered": "refuted"}

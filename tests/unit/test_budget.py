@@ -84,3 +84,62 @@ def test_checkpoints_nest_and_refine_does_not_retry_a_spent_budget() -> None:
     with pytest.raises(BudgetExhausted), checkpoints(lambda: spent.check("refining")):
         refine(compute)
     assert attempts == [1]
+
+
+def test_lattice_compositions_checkpoint_between_products_and_change_nothing() -> None:
+    """A PLD composition (and a certified TV lattice power) calls checkpoint() between its
+    products: a budget stops it mid-composition, and a check that does not raise changes no bound."""
+    from fractions import Fraction
+
+    from certdp.enclose.checkpoint import checkpoints
+    from certdp.notions.pld import LatticeBounds, lattice_for
+    from certdp.pairs import SubsampledGaussian
+
+    pair = SubsampledGaussian("0.05", "1.2", "remove")
+
+    def eps() -> Fraction:
+        return LatticeBounds(pair, 300, lattice_for(pair, Fraction(1, 2**8))).eps("upper", Fraction(1, 10**5))
+
+    plain = eps()
+    calls: list[int] = []
+    with checkpoints(lambda: calls.append(1)):
+        checked = eps()
+    assert checked == plain and len(calls) >= 9  # binary powering of 300 = 0b100101100: 9 rounds
+    after = len(calls) // 2
+    seen: list[int] = []
+
+    def stop_midway() -> None:
+        seen.append(1)
+        if len(seen) == after:
+            raise BudgetExhausted("midway")
+
+    with pytest.raises(BudgetExhausted, match="midway"), checkpoints(stop_midway):
+        eps()
+    assert len(seen) == after
+
+
+def test_a_pld_calibration_budget_is_checked_inside_each_composition() -> None:
+    """calibrate_pld's budget is checked between the products of a composition, not only between
+    probes: a deadline that runs out right after the first probe began stops inside it."""
+    from certdp.calibrate.pld import calibrate_pld
+
+    class OutAfterFirstProbe(Deadline):
+        def check(self, doing: str) -> None:
+            if doing.startswith("composing"):
+                raise BudgetExhausted(f"stopped while {doing}")
+
+    with pytest.raises(BudgetExhausted, match="while composing a PLD lattice"):
+        calibrate_pld("0.01", 500, 3, "1e-5", max_seconds=OutAfterFirstProbe(60))
+
+
+def test_eps_max_seconds_stops_a_long_pld_composition(capsys: pytest.CaptureFixture[str]) -> None:
+    """certdp eps ... --max-seconds 0.5 on a composition that takes minutes exits 3 well before it
+    finishes (the budget is checked between the lattice products)."""
+    from certdp.cli import main
+
+    argv = ["eps", "subsampled-gaussian", "--q", "0.3", "--sigma", "0.8", "--steps", "20000", "--delta", "1e-5"]
+    start = time.monotonic()
+    assert main([*argv, "--h", "1/4096", "--max-seconds", "0.5", "--json"]) == 3
+    assert time.monotonic() - start < 60  # the full composition takes far longer (measured: minutes)
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("certdp: error: max-seconds=0.5 ran out after") and "computing eps" in err
