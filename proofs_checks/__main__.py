@@ -28,9 +28,10 @@ def main(argv: list[str]) -> int:
         for c in CHECKS:
             print(f"{c.id}  [{c.method}]  {c.statement}")
         return 0
-    if any(a.startswith("-") for a in argv):
-        bad = next(a for a in argv if a.startswith("-"))
-        print(f"python -m proofs_checks: {bad} is not an option (usage: [--list | ID ...])", file=sys.stderr)
+    bad = next((a for a in argv if a.startswith("-")), None)
+    if bad is not None:
+        why = "takes no other argument" if bad == "--list" else "is not an option"
+        print(f"python -m proofs_checks: {bad} {why} (usage: [--list | ID ...])", file=sys.stderr)
         return 2
     try:
         outcomes = run_all(argv or None)
