@@ -9,7 +9,10 @@ certified ``get_noise_multiplier``, so it can stand wherever Opacus expects an a
   ``opacus.accountants.utils.get_noise_multiplier(accountant="certdp")`` use it;
 - or pass the object itself: ``engine.accountant = CertifiedAccountant()`` before ``make_private``
   (the engine attaches ``get_optimizer_hook_fn`` to the optimizer, which calls ``step`` once per
-  optimizer step, and ``engine.get_epsilon(delta)`` asks the accountant).
+  optimizer step, and ``engine.get_epsilon(delta)`` asks the accountant). Constructing one
+  registers it when Opacus is already imported, since ``make_private_with_epsilon`` looks the
+  accountant up by its name (``get_noise_multiplier(accountant="certdp")``), which failed with
+  Opacus's "Unexpected accounting mechanism: certdp" before.
 
 Nothing here imports torch or Opacus: the class is duck-typed, and only :func:`register` imports
 ``opacus.accountants`` (which imports torch when Opacus is installed normally).
@@ -30,6 +33,7 @@ its step limit, or a loss range it refuses) the accountant falls back to the RDP
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -125,6 +129,7 @@ class CertifiedAccountant:
         self.h = None if h is None else real("h", h, gt=0, le=1)  # type: ignore[arg-type]
         self.history: list[tuple[Any, Any, int]] = []
         self._cache: OrderedDict[tuple[object, ...], EpsilonResult] = OrderedDict()
+        _register_if_loaded()
 
     # -- the IAccountant interface ------------------------------------------------------------
 
@@ -352,6 +357,25 @@ def _parts(history: object, direction: str) -> list[tuple[PrivacyPair, int]]:
         n = integer(f"history[{i}].steps", _stored(entry[2]), ge=1)  # type: ignore[arg-type]
         parts.append((SubsampledGaussian(q=q, sigma=sigma, direction=direction), n))
     return parts
+
+
+def _register_if_loaded() -> None:
+    """Register with Opacus's registry when ``opacus.accountants`` is already imported (never
+    importing it: that would import torch), unless some accountant already holds the name.
+
+    ``engine.accountant = CertifiedAccountant()`` then ``make_private_with_epsilon`` asks the
+    registry for ``accountant.mechanism()``; without this it raised Opacus's "Unexpected
+    accounting mechanism: certdp".
+    """
+    accountants = sys.modules.get("opacus.accountants")
+    if accountants is None or not hasattr(accountants, "register_accountant"):
+        return
+    try:
+        accountants.register_accountant(MECHANISM, CertifiedAccountant)
+    except ValueError:  # already registered (by register(), or the user's own class): keep it
+        return
+    if hasattr(accountants, "IAccountant"):
+        accountants.IAccountant.register(CertifiedAccountant)
 
 
 def register(accountants: Any = None) -> None:

@@ -235,6 +235,56 @@ def test_opacus_get_noise_multiplier_runs_on_the_certified_accountant():
     assert 1.8 <= acc.get_epsilon(1e-5) <= 2.0
 
 
+def test_constructing_the_accountant_registers_it_with_a_loaded_opacus(monkeypatch):
+    """Issue 33: ``engine.accountant = CertifiedAccountant()`` then ``make_private_with_epsilon``
+    failed inside Opacus with "Unexpected accounting mechanism: certdp" (it looks the accountant
+    up by name). Opacus's own lookup, on a fresh registry, now finds it once one is built."""
+    acc_mod, utils, _, _ = opacus_accountants()
+    with pytest.raises(ValueError, match="Unexpected accounting mechanism: certdp"):
+        acc_mod.create_accountant("certdp")  # the trap, before any accountant exists
+    monkeypatch.setitem(sys.modules, "opacus.accountants", acc_mod)  # as after importing opacus
+    engine_accountant = CertifiedAccountant(via="rdp")  # what the user assigns to engine.accountant
+    built = acc_mod.create_accountant(engine_accountant.mechanism())
+    assert isinstance(built, CertifiedAccountant) and isinstance(engine_accountant, acc_mod.IAccountant)
+    # make_private_with_epsilon's call; the wide tolerance stops Opacus's bisection after its first
+    # certified evaluation (sigma = 20), as each one costs about a second on the default lattice
+    sigma = utils.get_noise_multiplier(
+        target_epsilon=4.0,
+        target_delta=1e-5,
+        sample_rate=0.5,
+        epochs=1,
+        accountant=engine_accountant.mechanism(),
+        epsilon_tolerance=4.0,
+    )
+    check = CertifiedAccountant()
+    check.history = [(sigma, 0.5, 2)]
+    assert sigma == 20 and check.get_epsilon(1e-5) <= 4.0
+    # a name the user registered (register() or their own class) is not replaced
+    acc_mod.register_accountant("certdp", lambda: "theirs", force=True)
+    CertifiedAccountant()
+    assert acc_mod.create_accountant("certdp") == "theirs"
+
+
+def test_privacy_engine_make_private_with_epsilon_on_an_assigned_accountant():
+    torch = pytest.importorskip("torch")
+    opacus = pytest.importorskip("opacus")
+    engine = opacus.PrivacyEngine()
+    engine.accountant = CertifiedAccountant(via="rdp")
+    model = torch.nn.Linear(2, 1)
+    data = torch.utils.data.TensorDataset(torch.randn(8, 2), torch.randn(8, 1))
+    loader = torch.utils.data.DataLoader(data, batch_size=4)
+    _, optimizer, _ = engine.make_private_with_epsilon(
+        module=model,
+        optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+        data_loader=loader,
+        target_epsilon=4.0,
+        target_delta=1e-5,
+        epochs=1,
+        max_grad_norm=1.0,
+    )
+    assert optimizer.noise_multiplier > 0
+
+
 def test_privacy_engine_accepts_the_certified_accountant():
     pytest.importorskip("torch")
     opacus = pytest.importorskip("opacus")
