@@ -24,8 +24,12 @@ Anything else (a Poisson-sampled Laplace, a randomized response, ...) raises
 
 The JSON form is the layout of dp_accounting's ``DpEvent.to_named_tuple`` as a dict:
 ``{"module_name": "dp_accounting.dp_event", "class_name": "GaussianDpEvent", "noise_multiplier":
-1.1}``, nested events as such dicts, ``ComposedDpEvent.events`` as a list of them. It is read
-strictly (:func:`parse_event_json`, :func:`load_event`): one meaning per document, bounded work.
+1.1}``, nested events as such dicts, ``ComposedDpEvent.events`` as a list of them. What
+dp_accounting itself writes is read too: ``json.dumps(event.to_named_tuple())`` gives each event
+as a positional list ``["dp_accounting.dp_event", "GaussianDpEvent", 1.1]`` (the fields in
+dp_accounting's order), and ``json.dumps(event.to_named_tuple()._asdict())`` a dict whose nested
+events are such lists; both mean the dict form above. Every form is read strictly
+(:func:`parse_event_json`, :func:`load_event`): one meaning per document, bounded work.
 This module never imports dp_accounting except in :func:`to_event`, which builds live events.
 """
 
@@ -141,10 +145,61 @@ def _class_of(obj: object) -> tuple[str, Callable[[str], Any], str]:
     return name, lambda field: getattr(obj, field), "live"
 
 
+#: How the positional JSON form looks, for messages.
+_POSITIONAL = "dp_accounting's to_named_tuple form [module_name, class_name, field values...]"
+
+
+def _positional(items: list[Any]) -> dict[str, Any]:
+    """The dict form of one event in dp_accounting's named-tuple form as JSON writes it: a list
+    ``[module_name, class_name, *fields]`` with the fields in dp_accounting's order (FIELDS).
+    Nested events are left as they are (see :func:`_normalized`)."""
+    if len(items) < 2 or not isinstance(items[0], str) or not isinstance(items[1], str):
+        head = ", ".join(fmt_value(repr(x))[:40] for x in items[:2]) or "nothing"
+        raise InvalidArgument(f"an event written as a JSON list must be {_POSITIONAL}; this one starts with {head}")
+    module, name = items[0], items[1]
+    if module not in MODULE_NAMES:
+        raise invalid(f"{fmt_value(name)}.module_name", repr(module), f"must be {' or '.join(MODULE_NAMES)}")
+    if name not in FIELDS:
+        raise _unsupported(name)
+    fields = FIELDS[name]
+    if len(items) != 2 + len(fields):
+        raise InvalidArgument(
+            f"{name} in {_POSITIONAL} has {len(items) - 2} field values, not {len(fields)} "
+            f"({', '.join(fields) or 'none'})"
+        )
+    return {"module_name": module, "class_name": name, **dict(zip(fields, items[2:], strict=True))}
+
+
+def _normalized(obj: object, depth: int = 0, budget: _Budget | None = None) -> object:
+    """The dict form of an event given as JSON-like data (a dict or a positional list, nested in
+    any mix, as dp_accounting's to_named_tuple serializes); anything else (a live event, a named
+    tuple) unchanged. Only structure is converted: keys and values are checked by from_event."""
+    if not isinstance(obj, list | Mapping):
+        return obj
+    budget = budget or _Budget()
+    if depth > MAX_DEPTH:
+        raise LimitExceeded(f"the event is nested more than {MAX_DEPTH} levels deep")
+    budget.visit()
+    doc = _positional(obj) if isinstance(obj, list) else dict(obj)
+    fields = FIELDS.get(doc.get("class_name"), ())  # type: ignore[arg-type]
+    if "event" in fields and "event" in doc:
+        doc["event"] = _normalized(doc["event"], depth + 1, budget)
+    if "events" in fields and isinstance(doc.get("events"), list):
+        if len(doc["events"]) > MAX_EVENTS:  # the message of _walk's check
+            raise LimitExceeded(
+                f"{doc['class_name']}.events has {len(doc['events'])} items: at most {MAX_EVENTS} are accounted"
+            )
+        doc["events"] = [_normalized(e, depth + 1, budget) for e in doc["events"]]
+    return doc
+
+
 def _check_doc(doc: dict[str, Any]) -> str:
     """The class name of a dict event after its keys are checked (not its values)."""
     if "class_name" not in doc:
-        raise InvalidArgument(f"event has no class_name (keys: {_keys(doc)})")
+        raise InvalidArgument(
+            f"event has no class_name (keys: {_keys(doc)}); attrs.asdict drops it: write "
+            "json.dumps(event.to_named_tuple()) or certdp's event_to_dict(event)"
+        )
     name = doc["class_name"]
     if not isinstance(name, str):
         raise invalid("class_name", repr(name), "must be a string")
@@ -279,10 +334,11 @@ def from_event(event: object) -> PrivacyPair:
 
     ``event`` is a live ``DpEvent`` (read by class name and attributes: dp_accounting is not
     imported), its dict form (:func:`event_to_dict`, :func:`parse_event_json`) or its
-    ``to_named_tuple`` form. Floats are taken at their exact binary value; in the dict form a
-    decimal or ratio string (``"1.1"``, ``"1/3"``) is read as the exact rational, a certdp extension
-    that dp_accounting does not read. A single event gives its pair; SelfComposed and Composed give
-    a :class:`certdp.pairs.Composition` (equal pairs merged, NoOpDpEvent items dropped).
+    ``to_named_tuple`` form, live or as ``json.loads`` gives it back (positional lists). Floats
+    are taken at their exact binary value; in the dict form a decimal or ratio string (``"1.1"``,
+    ``"1/3"``) is read as the exact rational, a certdp extension that dp_accounting does not read.
+    A single event gives its pair; SelfComposed and Composed give a
+    :class:`certdp.pairs.Composition` (equal pairs merged, NoOpDpEvent items dropped).
 
     Contract: a pair whose CGF is the one of the described mechanism (an upper bound for
     ZCDpEvent, which describes a guarantee); InvalidArgument one line naming the field and value
@@ -291,6 +347,7 @@ def from_event(event: object) -> PrivacyPair:
     product of nested counts) above MAX_COUNT; Unsupported naming an event class certdp does not
     map, with the supported ones.
     """
+    event = _normalized(event)
     name = _class_of(event)[0]
     items = _walk(event, 0, 1, _Budget())
     if not items:
@@ -422,6 +479,7 @@ def event_to_dict(event: object) -> dict[str, Any]:
     read back by :func:`parse_event_json`; the errors of :func:`from_event` (the event is
     validated first, so only events certdp can account are written).
     """
+    event = _normalized(event)
     from_event(event)  # validates values, depth and size before anything is written
 
     def walk(obj: object) -> dict[str, Any]:
@@ -487,14 +545,17 @@ def parse_event_json(text: str | bytes) -> dict[str, Any]:
     """Parse and validate the JSON form of a DpEvent (see the module docstring).
 
     Strict: UTF-8, at most MAX_JSON_BYTES bytes, unique keys, no NaN or Infinity, integers of at
-    most MAX_INT_DIGITS digits, an object at the top. A JSON number is read as the Python float
-    dp_accounting would hold; a string such as ``"1.1"`` or ``"1/3"`` as the exact rational (a
-    certdp extension: dp_accounting cannot read such a document). The event is then validated
-    fully, as :func:`from_event` reads it (class names, fields, values, nesting and size).
+    most MAX_INT_DIGITS digits, an object or dp_accounting's positional list (its
+    ``json.dumps(event.to_named_tuple())``) at the top, nested events in either form. A JSON
+    number is read as the Python float dp_accounting would hold; a string such as ``"1.1"`` or
+    ``"1/3"`` as the exact rational (a certdp extension: dp_accounting cannot read such a
+    document). The event is then validated fully, as :func:`from_event` reads it (class names,
+    fields, values, nesting and size).
 
-    Contract: the parsed dict, with ``from_event`` known to accept it; else InvalidArgument
-    (malformed, a duplicate key, an unknown or missing field, a bad value), LimitExceeded (too
-    large or too deep) or Unsupported (an event class certdp does not map), each one line.
+    Contract: the parsed event in the dict form (positional lists converted), with ``from_event``
+    known to accept it; else InvalidArgument (malformed, a duplicate key, an unknown or missing
+    field, a bad value, a positional list of the wrong length), LimitExceeded (too large or too
+    deep) or Unsupported (an event class certdp does not map), each one line.
     """
     data = text.encode("utf-8") if isinstance(text, str) else text
     if not isinstance(data, bytes | bytearray):
@@ -521,10 +582,11 @@ def parse_event_json(text: str | bytes) -> dict[str, Any]:
     # an event level is an object and (for ComposedDpEvent) a list: two JSON levels per event level
     if _json_depth(doc) > 2 * MAX_DEPTH + 2:
         raise LimitExceeded(f"the event JSON is nested more than {2 * MAX_DEPTH + 2} levels deep")
-    if not isinstance(doc, dict):
-        raise InvalidArgument(f"the event JSON must be an object, not {type(doc).__name__}")
+    if not isinstance(doc, dict | list):
+        raise InvalidArgument(f"the event JSON must be an object or a list ({_POSITIONAL}), not {type(doc).__name__}")
+    doc = _normalized(doc)
     from_event(doc)
-    return doc
+    return doc  # type: ignore[return-value]
 
 
 def load_event(path: str | Path) -> dict[str, Any]:

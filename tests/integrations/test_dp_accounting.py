@@ -224,6 +224,8 @@ def test_any_event_round_trips_through_pairs_and_json(event) -> None:
     assert from_event(parse_event_json(json.dumps(event_to_dict(event)))) == pair
     assert from_event(parse_event_json(json.dumps(pair_to_dict(pair)))) == pair
     assert to_event(from_event(to_event(pair))) == to_event(pair)  # to_event(pair) is canonical
+    # what dp_accounting itself writes: its named tuple dumped as JSON (positional lists)
+    assert from_event(parse_event_json(json.dumps(event.to_named_tuple()))) == pair
 
 
 @given(finite_pos, probability, st.integers(1, 10**12))
@@ -233,6 +235,69 @@ def test_float_parameters_are_carried_exactly(sigma, q, count) -> None:
     assert event.event.sampling_probability == q and event.event.event.noise_multiplier == sigma
     assert from_event(event) == pair
     assert to_event(from_event(event)) == event
+
+
+# -- dp_accounting's own serialized forms (issue 33) ----------------------------------------------------------
+
+#: How a practitioner serializes an event with dp_accounting alone: its to_named_tuple() dumped as
+#: JSON (every event a positional list), or that tuple's _asdict() (the top a dict, nested events lists)
+OWN_FORMS = {
+    "to_named_tuple": lambda event: json.dumps(event.to_named_tuple()),
+    "to_named_tuple-asdict": lambda event: json.dumps(event.to_named_tuple()._asdict()),
+}
+OWN_EVENTS = {
+    **{k: CANONICAL[k] for k in ("gaussian", "laplace", "poisson-gaussian", "self-composed", "composed", "zcdp")},
+    "self-composed-of-composed": lambda: de.SelfComposedDpEvent(
+        de.ComposedDpEvent(
+            [de.PoissonSampledDpEvent(0.5, de.GaussianDpEvent(1.5)), de.LaplaceDpEvent(4.0), de.NoOpDpEvent()]
+        ),
+        3,
+    ),
+}
+
+
+@pytest.mark.parametrize("form", OWN_FORMS)
+@pytest.mark.parametrize("name", OWN_EVENTS)
+def test_dp_accountings_own_serialized_forms_are_read(name, form) -> None:
+    event = OWN_EVENTS[name]()
+    text = OWN_FORMS[form](event)
+    assert form == "to_named_tuple-asdict" or text.startswith("[")  # really the positional form
+    doc = parse_event_json(text)
+    assert doc == event_to_dict(event)  # read as the dict form of the same event
+    assert from_event(doc) == from_event(event)
+    assert from_event(json.loads(text)) == from_event(event)  # json.load then from_event, too
+    assert event_to_dict(json.loads(text)) == event_to_dict(event)
+
+
+def test_eps_event_reads_dp_accountings_own_files(tmp_path) -> None:
+    from certdp.cli import main
+
+    event = de.ComposedDpEvent(
+        [de.SelfComposedDpEvent(de.PoissonSampledDpEvent(0.5, de.GaussianDpEvent(1.5)), 2), de.LaplaceDpEvent(4.0)]
+    )
+    texts = {**{form: write(event) for form, write in OWN_FORMS.items()}, "certdp": json.dumps(event_to_dict(event))}
+    records = {}
+    for form, text in texts.items():
+        path = tmp_path / f"{form}.json"
+        path.write_text(text)
+        out: list[str] = []
+        assert main(["eps", "--event", str(path), "--delta", "1e-5", "--h", "1/256", "--json"], out=out.append) == 0
+        rec = json.loads(out[0])
+        records[form] = (rec["lower"], rec["upper"], rec["params"], rec["via"])
+    assert len(set(map(str, records.values()))) == 1 and records["certdp"][3] == "pld"
+    # the practitioner's command as typed, on dp_accounting's plain dump of a Gaussian event
+    path = tmp_path / "gaussian.json"
+    path.write_text(json.dumps(de.GaussianDpEvent(2.0).to_named_tuple()))
+    out = []
+    assert main(["eps", "--event", str(path), "--delta", "1e-5"], out=out.append) == 0
+    assert "sound epsilon = 1.99309" in out[0]
+
+
+def test_attrs_asdict_says_which_form_to_write() -> None:
+    attr = pytest.importorskip("attr")
+    text = json.dumps(attr.asdict(de.SelfComposedDpEvent(de.GaussianDpEvent(1.0), 2)))
+    with pytest.raises(InvalidArgument, match=r"^event has no class_name .*json.dumps\(event.to_named_tuple\(\)\)"):
+        parse_event_json(text)
 
 
 # -- refusals: one line, naming the field and its value ----------------------------------------------------
@@ -349,6 +414,7 @@ def _nest(depth: int) -> dict:
 
 
 G = '{"class_name": "GaussianDpEvent", "noise_multiplier": 1}'
+DE, GL = '"dp_accounting.dp_event"', '"GaussianDpEvent"'  # the positional form's head
 BAD_JSON = [
     (
         '{"class_name": "GaussianDpEvent", "noise_multiplier": 1, "noise_multiplier": 2}',
@@ -410,7 +476,37 @@ BAD_JSON = [
         LimitExceeded,
         "ComposedDpEvent.events has 10001 items",
     ),
-    ("[" + G + "]", InvalidArgument, "the event JSON must be an object, not list"),
+    ("7", InvalidArgument, "the event JSON must be an object or a list"),
+    ("[" + G + "]", InvalidArgument, "an event written as a JSON list must be dp_accounting's to_named_tuple form"),
+    ("[]", InvalidArgument, "an event written as a JSON list must be .* this one starts with nothing"),
+    (f"[{DE}, {GL}, 1.0, 2]", InvalidArgument, "GaussianDpEvent in dp_accounting's .* has 2 field values, not 1"),
+    (f"[{DE}, {GL}]", InvalidArgument, r"GaussianDpEvent in .* has 0 field values, not 1 \(noise_multiplier\)"),
+    (f'["x.y", {GL}, 1.0]', InvalidArgument, "GaussianDpEvent.module_name='x.y' must be"),
+    (f'[{DE}, "MixtureOfGaussiansDpEvent", [], []]', Unsupported, "MixtureOfGaussiansDpEvent is not supported"),
+    (f"[{DE}, {GL}, NaN]", InvalidArgument, "number=NaN is not JSON"),
+    (f"[{DE}, {GL}, true]", InvalidArgument, "GaussianDpEvent.noise_multiplier=True must be a number"),
+    (f'[{DE}, "ComposedDpEvent", 5]', InvalidArgument, "ComposedDpEvent.events=5 must be a list of events"),
+    (f'[{DE}, "ZCDpEvent", 0.5]', InvalidArgument, r"ZCDpEvent in .* has 1 field values, not 2 \(rho, xi\)"),
+    (
+        f'{{"class_name": "SelfComposedDpEvent", "event": [{DE}, {GL}, 1.0], "count": 2, "extra": 1}}',
+        InvalidArgument,
+        "SelfComposedDpEvent: unknown field 'extra'",
+    ),
+    (
+        f'{{"class_name": "SelfComposedDpEvent", "event": [{DE}, {GL}, 1.0], "count": 2, "count": 3}}',
+        InvalidArgument,
+        "duplicate key 'count'",
+    ),
+    (
+        f'{{"class_name": "SelfComposedDpEvent", "event": [{DE}, {GL}, 1.0, 1.0], "count": 2}}',
+        InvalidArgument,
+        "GaussianDpEvent in .* has 2 field values",
+    ),
+    (
+        f'[{DE}, "SelfComposedDpEvent", ' * 65 + f"[{DE}, {GL}, 1.0]" + ", 1]" * 65,
+        LimitExceeded,
+        "the event is nested more than 64 levels",
+    ),
     ('{"class_name": "GaussianDpEvent", "noise_multiplier": 1', InvalidArgument, "the event is not valid JSON"),
     (b'{"class_name": "GaussianDpEvent", "noise_multiplier": 1\xff}', InvalidArgument, "the event JSON is not UTF-8"),
     ("[" * 200_000 + "]" * 200_000, LimitExceeded, "the event JSON is nested more than 130 levels"),
