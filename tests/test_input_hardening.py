@@ -1,4 +1,7 @@
-"""Regression tests of the second attack round on issue 13 (inputs): each names the finding."""
+"""Input hardening: extreme or unrecordable inputs (huge exponents, sigmas a certificate cannot
+record, widths out of reach, hand-edited dyadic ends) are refused early with a message that says
+what to change, and calibrate and verify say what they proved. Each test names the failure it
+guards against ("Finding N" in the comments numbers them)."""
 
 from __future__ import annotations
 
