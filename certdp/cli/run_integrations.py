@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from pathlib import Path
 
 from certdp.cert.crypto import atomic_write
@@ -58,13 +59,25 @@ def _eps_curve(args: argparse.Namespace) -> dict[str, object]:
     out = _outputs(args, "csv", "png")
     if out["png"] is not None:
         _matplotlib_or_fail()
-    from certdp.audit.adapters import load_adapter
+    from certdp.audit.adapters import PeerOutput, capture_peer_output, load_adapter
 
-    # a missing or unknown peer is refused before the certified work, not after it; loaded once
-    adapters = [load_adapter(name) for name in peers]
+    # peers' warnings (dp_accounting logs two per step count) are counted, not printed: one
+    # summary line on stderr, and peer_warnings in the record
+    said, adapters = PeerOutput(), []
+    for name in peers:
+        # a missing or unknown peer is refused before the certified work, not after it; loaded once
+        with capture_peer_output() as loading:
+            adapters.append(load_adapter(name))
+        said.merge(loading, name)
     with progress_bar(args) as note:
         points = curves.eps_curve(q, sigma, steps, delta, direction=direction, h=h, progress=note)
-    columns = curves.peer_eps(adapters, q, sigma, steps, delta) if adapters else {}
+    columns: dict[str, list[float]] = {}
+    for adapter in adapters:
+        with capture_peer_output() as during:
+            columns.update(curves.peer_eps([adapter], q, sigma, steps, delta))
+        said.merge(during, adapter.name)
+    if said.total:
+        sys.stderr.write(f"certdp: warning: {said.summary()}\n")
     header = ["steps", "epsilon_lower", "epsilon_upper", *columns]
     rows = [
         [p.steps, p.enclosure.lower_str(), p.enclosure.upper_str(), *(repr(c[i]) for c in columns.values())]
@@ -90,6 +103,7 @@ def _eps_curve(args: argparse.Namespace) -> dict[str, object]:
         "via": "pld",
         "points": [{"steps": p.steps, **ends(p.enclosure), "seconds": p.seconds} for p in points],
         "peers": {k: [None if math.isnan(v) else v for v in vals] for k, vals in columns.items()},
+        "peer_warnings": said.as_dict(),
         "csv": csv_path,
         "png": png_path,
         "text": "\n".join(str(line) for line in text),

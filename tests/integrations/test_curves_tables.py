@@ -5,6 +5,9 @@ import csv
 import io
 import itertools
 import json
+import logging
+import sys
+import warnings
 from fractions import Fraction
 
 import mpmath as mp
@@ -12,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from certdp.audit.adapters import Adapter
 from certdp.cli import main
 from certdp.enclose import workprec
 from certdp.errors import InvalidArgument, LimitExceeded
@@ -141,6 +145,59 @@ def test_curve_eps_cli_writes_csv_png_and_json(tmp_path):
     # dp_accounting's pessimistic PLD is a guarantee: it must not lie below the proved violation
     assert float(rows[1]["dp_accounting:pld"]) >= float(ref.lower)
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # issue 33: dp_accounting logs warnings at every step count; they are counted, not printed
+    connect_dots = [m for m in rec["peer_warnings"] if m.startswith("dp_accounting: Connect-the-Dots implementation")]
+    assert len(connect_dots) == 1 and rec["peer_warnings"][connect_dots[0]] >= 2
+
+
+class LeakyPeer(Adapter):
+    """A peer that says things in every way a real one can: warnings, absl and root log records
+    and stderr lines, inside and outside its guarded calls, and a warning when it loads."""
+
+    name = package = "leaky"
+
+    def __init__(self):
+        warnings.warn("loaded with a deprecated option", DeprecationWarning, stacklevel=1)
+
+    def evaluate(self, case):
+        warnings.warn("outside the call", RuntimeWarning, stacklevel=1)
+        logging.getLogger("absl").warning("absl record for q=%s", "0.5")
+        print("50%|#####     | progress", file=sys.stderr)
+
+        def eps():
+            warnings.warn("inside the call", RuntimeWarning, stacklevel=1)
+            logging.getLogger("leaky").warning("root record")
+            return 1.0 + case.steps
+
+        return [self.value("rdp", "eps-rdp", eps)]
+
+
+def test_curve_eps_compare_summarises_peer_warnings_in_one_line(monkeypatch, capfd):
+    import certdp.audit.adapters as adapters
+
+    monkeypatch.setattr(adapters, "load_adapter", lambda name: LeakyPeer())
+    argv = ["curve", "eps", "subsampled-gaussian", "--q", "0.5", "--sigma", "1.5", "--steps", "1,2"]
+    argv += ["--delta", "1e-5", "--h", H, "--compare", "leaky"]
+    for fmt in ([], ["--json"]):
+        code, rec = run(argv + fmt)
+        err = capfd.readouterr().err
+        assert code == 0 and "leaky:rdp" in str(rec)
+        # one line on stderr, however often the peer spoke
+        assert err.count("\n") == 1 and err.startswith("certdp: warning: peers warned 11 times (6 distinct messages")
+    assert rec["peers"] == {"leaky:rdp": [2.0, 3.0]}
+    assert rec["peer_warnings"] == {
+        "leaky: outside the call": 2,
+        "leaky: absl record for q=0.5": 2,
+        "leaky: 50%|#####     | progress": 2,
+        "leaky: inside the call": 2,
+        "leaky: root record": 2,
+        "leaky: loaded with a deprecated option": 1,
+    }
+    # a peer that says nothing: no line, an empty field
+    monkeypatch.setattr(LeakyPeer, "__init__", lambda self: None)
+    monkeypatch.setattr(LeakyPeer, "evaluate", lambda self, case: [self.value("rdp", "eps-rdp", lambda: 1.0)])
+    code, rec = run([*argv, "--json"])
+    assert code == 0 and rec["peer_warnings"] == {} and capfd.readouterr().err == ""
 
 
 def test_curve_rdp_cli_gaussian_has_no_gap(tmp_path):

@@ -10,13 +10,16 @@ gives a row with ``value`` NaN and the error, which the audit reports as inconcl
 from __future__ import annotations
 
 import abc
+import contextlib
 import importlib
 import importlib.metadata
+import io
 import logging
 import math
 import time
 import warnings
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -60,42 +63,149 @@ class PeerValue:
     estimate: bool = False
 
 
+#: How many call_peer calls are running (a record they capture is not counted again outside).
+_calls_open = 0
+
+
 class _Capture(logging.Handler):
-    def __init__(self) -> None:
+    def __init__(self, outside_calls: bool = False) -> None:
         super().__init__(logging.WARNING)
         self.messages: list[str] = []
+        self.outside_calls = outside_calls
 
     def emit(self, record: logging.LogRecord) -> None:
+        if self.outside_calls and _calls_open:
+            return  # call_peer's own handler has it, and reports it
         self.messages.append(record.getMessage())
 
 
-def call_peer(fn: Callable[[], float]) -> tuple[float, float, str, str]:
-    """Run one peer call: (value, seconds, error, note). The peer's warnings and log messages are
-    captured (not printed) and the first one becomes the note; an exception becomes ``error``.
-
-    Contract: never raises for a peer failure (a KeyboardInterrupt still propagates); value is NaN
-    exactly when error is set."""
-    handler = _Capture()
+@contextlib.contextmanager
+def _captured_logs(outside_calls: bool = False) -> Iterator[_Capture]:
+    """Log records of WARNING and above, on the root logger and on absl's (whose messages would
+    otherwise reach stderr through Python's last-resort handler), collected instead of printed;
+    with ``outside_calls``, only those logged outside a :func:`call_peer`."""
+    handler = _Capture(outside_calls)
     root = logging.getLogger()
     root.addHandler(handler)
     absl = logging.getLogger("absl")
     absl.addHandler(handler)
     absl_propagate = absl.propagate
     absl.propagate = False
-    start = time.perf_counter()
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        yield handler
+    finally:
+        root.removeHandler(handler)
+        absl.removeHandler(handler)
+        absl.propagate = absl_propagate
+
+
+#: Most distinct messages a PeerOutput keeps (the rest are counted under one entry).
+MAX_DISTINCT_MESSAGES = 50
+_OTHER = "(other messages)"
+
+
+class PeerOutput:
+    """What peers said while they ran (warnings, log messages, stderr lines): a count per distinct
+    message (its first line, at most 200 characters)."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+
+    def add(self, message: str) -> None:
+        lines = str(message).strip().splitlines()
+        if not lines or not lines[0].strip():
+            return
+        line = lines[0].strip()[:200]
+        if line not in self.counts and len(self.counts) >= MAX_DISTINCT_MESSAGES:
+            line = _OTHER
+        self.counts[line] += 1
+
+    def merge(self, other: PeerOutput, peer: str) -> None:
+        """Contract: other's counts added here, each message prefixed ``peer: ``."""
+        for message, n in other.counts.items():
+            self.counts[f"{peer}: {message}"] += n
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def as_dict(self) -> dict[str, int]:
+        """Contract: message -> count, the most frequent first."""
+        return dict(self.counts.most_common())
+
+    def summary(self) -> str:
+        """Contract: one line saying how often the peers warned and their most frequent message
+        ("" when they said nothing)."""
+        if not self.counts:
+            return ""
+        top, n = self.counts.most_common(1)[0]
+        distinct = len(self.counts)
+        return (
+            f"peers warned {self.total} time{'s' * (self.total != 1)} ({distinct} distinct "
+            f"message{'s' * (distinct != 1)}, counted under peer_warnings in --json); the most "
+            f"frequent ({n}x): {top}"
+        )
+
+
+#: The capture_peer_output collectors open now (call_peer reports every message to each).
+_COLLECTORS: list[PeerOutput] = []
+
+
+@contextlib.contextmanager
+def capture_peer_output() -> Iterator[PeerOutput]:
+    """Collect, instead of printing, what peers say inside: the messages :func:`call_peer` captured
+    (every one, not only the note), and warnings, log records and ``sys.stderr`` writes made
+    outside a peer call (while an adapter imports its peer, say).
+
+    Contract: nothing the peers warn, log or write to sys.stderr inside reaches the terminal; the
+    yielded PeerOutput counts each message once per occurrence."""
+    out = PeerOutput()
+    stderr = io.StringIO()
+    _COLLECTORS.append(out)
+    try:
+        with (
+            _captured_logs(outside_calls=True) as handler,
+            warnings.catch_warnings(record=True) as caught,
+            contextlib.redirect_stderr(stderr),
+        ):
+            warnings.simplefilter("always")
+            try:
+                yield out
+            finally:
+                for w in caught:
+                    out.add(str(w.message))
+                for message in handler.messages:
+                    out.add(message)
+                for line in stderr.getvalue().splitlines():
+                    out.add(line)
+    finally:
+        _COLLECTORS.remove(out)
+
+
+def call_peer(fn: Callable[[], float]) -> tuple[float, float, str, str]:
+    """Run one peer call: (value, seconds, error, note). The peer's warnings and log messages are
+    captured (not printed) and the first one becomes the note (every one is counted by an open
+    :func:`capture_peer_output`); an exception becomes ``error``.
+
+    Contract: never raises for a peer failure (a KeyboardInterrupt still propagates); value is NaN
+    exactly when error is set."""
+    global _calls_open
+    start = time.perf_counter()
+    _calls_open += 1
+    try:
+        with _captured_logs() as handler, warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 value, error = float(fn()), ""
             except Exception as exc:  # a peer's own failure is a finding, not a certdp error
                 value, error = math.nan, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     finally:
+        _calls_open -= 1
         seconds = time.perf_counter() - start
-        root.removeHandler(handler)
-        absl.removeHandler(handler)
-        absl.propagate = absl_propagate
     notes = [str(w.message).splitlines()[0] for w in caught] + handler.messages
+    for collector in _COLLECTORS:
+        for message in notes:
+            collector.add(message)
     note = notes[0][:200] if notes else ""
     return value, seconds, error, note
 
