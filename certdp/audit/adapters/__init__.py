@@ -112,6 +112,8 @@ class PeerOutput:
         self.counts: Counter[str] = Counter()
 
     def add(self, message: str) -> None:
+        """Contract: counts one occurrence of ``message`` (its first line; blank ones are skipped;
+        past MAX_DISTINCT_MESSAGES distinct messages a new one counts under "(other messages)")."""
         lines = str(message).strip().splitlines()
         if not lines or not lines[0].strip():
             return
@@ -127,6 +129,7 @@ class PeerOutput:
 
     @property
     def total(self) -> int:
+        """Contract: the number of messages counted."""
         return sum(self.counts.values())
 
     def as_dict(self) -> dict[str, int]:
