@@ -2,6 +2,10 @@
 
 Exit codes: 0 ok; 1 a check failed or was refuted; 2 bad usage or input; 3 precision exhausted
 or undecided. Errors are one line on stderr.
+
+Only the parser is imported up front: ``certdp --version`` and ``--help`` load neither flint nor
+numpy, and a command's runner (with its audit, claims, sweep or SciPy imports) is imported when
+that command runs (tests/test_cli_startup.py).
 """
 
 from __future__ import annotations
@@ -11,10 +15,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from certdp.cli.dispatch import exit_code, run_parsed
 from certdp.cli.parser import build_parser
-from certdp.cli.render import render
-from certdp.cli.run_sweep import run_sweep
 from certdp.errors import CertdpError
 
 
@@ -25,8 +26,16 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has already printed
         return exc.code if isinstance(exc.code, int) else 2
+    from certdp.cli.dispatch import exit_code, run_parsed
+    from certdp.cli.render import render
+
     try:
-        rec = run_sweep(args) if args.command == "sweep" else run_parsed(args)
+        if args.command == "sweep":
+            from certdp.cli.run_sweep import run_sweep
+
+            rec = run_sweep(args)
+        else:
+            rec = run_parsed(args)
     except CertdpError as exc:
         sys.stderr.write(f"certdp: error: {exc}\n")
         return exit_code(exc)

@@ -5,20 +5,14 @@ such command line)."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import importlib
+from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass
 
-from certdp.budget import Deadline
 from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.progress import status_line
-from certdp.cli.run_audit import run_audit_command
-from certdp.cli.run_certs import run_calibrate, run_keygen, run_sign, run_verify
-from certdp.cli.run_claims import run_claims_command
-from certdp.cli.run_gdp import run_convert, run_gdp
-from certdp.cli.run_integrations import run_curve, run_table
-from certdp.cli.run_notions import run_notion
 from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import (
     BudgetExhausted,
@@ -39,18 +33,28 @@ EXIT = {
     CertificateInvalid: 1,
 }
 
+#: command -> (module, function) of its runner, imported when the command runs (the audit, claims,
+#: sweep and SciPy imports of some runners would otherwise slow down every command, --help too)
 RUNNERS = {
-    "keygen": run_keygen,
-    "sign": run_sign,
-    "verify": run_verify,
-    "calibrate": run_calibrate,
-    "gdp": run_gdp,
-    "convert": run_convert,
-    "audit": run_audit_command,
-    "claims": run_claims_command,
-    "curve": run_curve,
-    "table": run_table,
+    "keygen": ("certdp.cli.run_certs", "run_keygen"),
+    "sign": ("certdp.cli.run_certs", "run_sign"),
+    "verify": ("certdp.cli.run_certs", "run_verify"),
+    "calibrate": ("certdp.cli.run_certs", "run_calibrate"),
+    "gdp": ("certdp.cli.run_gdp", "run_gdp"),
+    "convert": ("certdp.cli.run_gdp", "run_convert"),
+    "audit": ("certdp.cli.run_audit", "run_audit_command"),
+    "claims": ("certdp.cli.run_claims", "run_claims_command"),
+    "curve": ("certdp.cli.run_integrations", "run_curve"),
+    "table": ("certdp.cli.run_integrations", "run_table"),
 }
+#: the runner of the enclosure commands (cgf, rdp, kl, rho, gap, eps, delta, tv, expansion)
+NOTION_RUNNER = ("certdp.cli.run_notions", "run_notion")
+
+
+def runner_of(command: str) -> Callable[[argparse.Namespace], dict[str, object]]:
+    """Contract: the runner function of ``command`` (its module imported now)."""
+    module, name = RUNNERS.get(command, NOTION_RUNNER)
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
 def exit_code(exc: CertdpError) -> int:
@@ -65,13 +69,15 @@ def run_parsed(args: argparse.Namespace) -> dict[str, object]:
     """Run a parsed command (not ``sweep``) and return its record; raises CertdpError."""
     reject_unused(args)
     apply_defaults(args)
-    runner = RUNNERS.get(args.command, run_notion)
+    runner = runner_of(args.command)
     seconds = getattr(args, "max_seconds", None)
     # the enclosure commands get a status line (tv and the sweeps draw their own progress bars)
-    spinner = runner is run_notion and args.command != "tv"
+    spinner = args.command not in RUNNERS and args.command != "tv"
     with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
         if seconds is None or args.command == "calibrate":  # calibrate runs its own Deadline
             return runner(args)
+        from certdp.budget import Deadline
+
         budget = Deadline(seconds, name="max-seconds")
         with checkpoints(lambda: budget.check(f"computing {args.command}")):
             return runner(args)

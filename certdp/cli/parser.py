@@ -7,7 +7,6 @@ from typing import NoReturn
 
 from certdp import __version__
 from certdp.errors import InvalidArgument
-from certdp.pairs import DIRECTIONS, MECHANISMS
 
 PARAMS: dict[str, tuple[tuple[str, ...], str]] = {
     "sigma": (
@@ -45,6 +44,12 @@ REQUIRED = {
     "subsampled-gaussian": ("q", "sigma"),
     "random-allocation": ("sigma",),
 }
+
+#: The mechanism names (the keys of certdp.pairs.MECHANISMS) and the subsampled Gaussian's
+#: directions (certdp.pairs.DIRECTIONS), spelled here so that building the parser imports no pair
+#: (nor flint): --help and --version stay fast. tests/test_cli_startup.py checks they agree.
+MECHANISM_NAMES: tuple[str, ...] = tuple(REQUIRED)
+DIRECTIONS: tuple[str, ...] = ("remove", "add", "both")
 
 EXAMPLES = {
     "cgf": "certdp cgf laplace --shift 0.7 --t 2 --json",
@@ -109,7 +114,7 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"certdp {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command", parser_class=cls)
     sub.required = True
-    mech_names = ", ".join(MECHANISMS)
+    mech_names = ", ".join(MECHANISM_NAMES)
     for name in ("cgf", "rdp", "kl", "rho", "gap", "eps", "delta", "tv", "calibrate", "expansion"):
         p = sub.add_parser(
             name,
