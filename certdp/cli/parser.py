@@ -95,6 +95,80 @@ class _RaisingParser(_Parser):
         raise InvalidArgument(message)
 
 
+#: Flags that pick a route (the PLD lattice or RDP orders, a TV method); the help of a mechanism
+#: lists what any of their choices reads.
+_ROUTE_FLAGS = ("via", "method")
+_ALWAYS_SHOWN = {"help", "json", "mechanism", "kind"}
+
+
+def mechanism_flags(parser: argparse.ArgumentParser, command: str, namespace: argparse.Namespace) -> set[str] | None:
+    """The flags (argparse dests) that ``certdp COMMAND MECHANISM`` reads for the mechanism (or
+    the --event file) already parsed into ``namespace``: those certdp.cli.flags.used_flags
+    accepts for some choice of the route flags not given yet (--via, --method), less the other
+    mechanisms' parameters; None (show every flag) when no known mechanism or event is given.
+
+    Contract: a flag outside the result is refused for that mechanism (by reject_unused, or as
+    "not a parameter of" it) whatever route the user picks.
+    """
+    from certdp.cli.flags import used_flags  # flags imports this module
+
+    mech = getattr(namespace, "mechanism", None)
+    event = getattr(namespace, "event", None)
+    if event is None and mech not in REQUIRED:
+        return None
+    if command == "calibrate" and mech not in ("random-allocation", "subsampled-gaussian"):
+        return None  # calibrate refuses the mechanism itself
+    variants: list[dict[str, object]] = [{}]
+    for action in parser._actions:
+        if action.dest in _ROUTE_FLAGS and action.choices and getattr(namespace, action.dest, None) is None:
+            variants = [{**v, action.dest: choice} for v in variants for choice in action.choices]
+    used: set[str] = set()
+    for variant in variants:
+        used |= used_flags(argparse.Namespace(**{**vars(namespace), **variant, "command": command}))
+    if event is None:
+        used -= {param for param, (mechs, _) in PARAMS.items() if mech not in mechs}
+        if mech != "subsampled-gaussian":
+            used.discard("direction")
+        if mech not in ("subsampled-gaussian", "random-allocation"):
+            used.discard("epochs")
+    return used
+
+
+class _MechanismHelp(argparse.Action):
+    """-h/--help of a command that takes a mechanism: after the mechanism (``certdp calibrate
+    subsampled-gaussian --help``) only the flags it reads (:func:`mechanism_flags`), else all."""
+
+    def __init__(self, option_strings: list[str], command: str, **kwargs: object) -> None:
+        kwargs.update(dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0)
+        super().__init__(option_strings, **kwargs)  # type: ignore[arg-type]
+        self.command = command
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, *_: object) -> None:
+        shown = mechanism_flags(parser, self.command, namespace)
+        if shown is not None:
+            for action in parser._actions:
+                if action.option_strings and action.dest not in shown | _ALWAYS_SHOWN and action is not self:
+                    action.help = argparse.SUPPRESS
+            what = getattr(namespace, "mechanism", None) or "--event"
+            kind = f" {namespace.kind}" if getattr(namespace, "kind", None) else ""
+            parser.description = (
+                f"{parser.description}\nThe flags that certdp {self.command}{kind} {what} reads "
+                f"(certdp {self.command}{kind} --help lists every command flag)."
+            )
+        parser.print_help()
+        parser.exit()
+
+
+def _mechanism_help(p: argparse.ArgumentParser, command: str) -> None:
+    p.add_argument(
+        "-h",
+        "--help",
+        action=_MechanismHelp,
+        command=command,
+        help="show this help and exit (after a mechanism: only the flags it reads)",
+    )
+
+
 def _precision_and_json(p: argparse.ArgumentParser) -> None:
     p.add_argument("--prec", default=None, help="starting working precision in bits (default 64)")
     p.add_argument("--max-prec", default=None, help="largest working precision in bits (default 4096)")
@@ -122,7 +196,9 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             description=HELP[name] + ".",
             epilog=f"mechanisms: {mech_names}\nexample:\n  {EXAMPLES[name]}",
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            add_help=False,
         )
+        _mechanism_help(p, name)
         if name in ("eps", "delta"):  # --event describes the mechanism instead
             p.add_argument("mechanism", nargs="?", help="mechanism name (kebab-case); omit it with --event")
             p.add_argument(
@@ -347,7 +423,9 @@ def _curve_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--png eps.png --compare dp_accounting,opacus\n"
         "  certdp curve rdp laplace --orders 1.01..256 --png rdp.png",
         formatter_class=argparse.RawDescriptionHelpFormatter,
+        add_help=False,
     )
+    _mechanism_help(c, "curve")
     c.add_argument("kind", choices=("eps", "rdp"), help="which curve")
     c.add_argument("mechanism", help="mechanism name (eps: subsampled-gaussian)")
     for param, (mechs, text) in PARAMS.items():
