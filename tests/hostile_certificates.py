@@ -22,7 +22,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from certdp.cert.write import eps_check, finalize, make_body, tv_check
 from certdp.enclose import Enclosure
-from certdp.notions import epsilon
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.notions.tv_certified import LatticeGrid, tv_bound
 from certdp.pairs import RandomAllocation, SubsampledGaussian, compose
 

@@ -300,3 +300,26 @@ def student_t_tilted_variance(nu, shift, t) -> mp.mpf:
     n, s = mpf(nu), mpf(shift)
     f = _student_t_density(n)
     return tilted_variance(lambda x: f(x - s), lambda x: mp.log(f(x - s)) - mp.log(f(x)), t, (-100, -10, 0, s, 10, 100))
+
+
+def gaussian_delta(mu, eps) -> mp.mpf:
+    """delta(eps) of N(0,1) vs N(mu,1) (Balle and Wang 2018), at the caller's mp.dps."""
+    mu, eps = mpf(mu), mpf(eps)
+    return mp.ncdf(mu / 2 - eps / mu) - mp.exp(eps) * mp.ncdf(-mu / 2 - eps / mu)
+
+
+def gaussian_eps(mu_sq, delta) -> mp.mpf:
+    """eps(delta) of N(0,1) vs N(mu,1), given mu^2 (exact rational or decimal string): the root of
+    delta(eps) = delta by bisection at 60 digits (0 when delta >= TV)."""
+    with mp.workdps(60):
+        mu, delta = mp.sqrt(mpf(Fraction(mu_sq).numerator) / mpf(Fraction(mu_sq).denominator)), mpf(delta)
+        if gaussian_delta(mu, 0) <= delta:
+            return mp.mpf(0)
+        lo, hi = mp.mpf(0), mu * mu / 2 + mu * 40 + 1
+        for _ in range(400):
+            mid = (lo + hi) / 2
+            if gaussian_delta(mu, mid) > delta:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2

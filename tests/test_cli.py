@@ -65,7 +65,12 @@ def test_eps_main_job(capsys: pytest.CaptureFixture[str]) -> None:
     assert rec["params"]["direction"] == "both" and rec["delta"] == "1e-5" and rec["steps"] == 500
     # the RDP accountant on request
     rec = run_json([*argv, "--via", "rdp"], capsys)
-    assert rec["grid"].startswith("integer:") and len(rec["orders"]) == 75 and rec["steps"] == 500
+    bound = rec["rdp_bound"]
+    assert bound["grid"].startswith("integer:") and len(bound["orders"]) == 75 and rec["steps"] == 500
+    # the conversion bounds epsilon from above only: the lower end is the lattice's proved one
+    assert Fraction(bound["upper"]) <= Fraction(rec["upper"]) <= Fraction(bound["upper"]) * (1 + Fraction(1, 10**15))
+    assert Fraction(rec["lower"]) < Fraction(bound["lower"])
+    assert rec["lower_from"].startswith("pld lattice lower bound")
     code, out, _ = run([*argv, "--via", "rdp"], capsys)
     assert code == 0 and "sound epsilon" in out and "width" in out
 

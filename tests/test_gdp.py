@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from certdp.cli import main
 from certdp.enclose import Verdict, certify_positive, mills_ratio, to_ball, workprec
 from certdp.errors import InvalidArgument
-from certdp.notions import epsilon
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.notions.gdp import (
     compose_gdp,
     gdp_attack_accuracy,

@@ -18,7 +18,7 @@ from certdp.calibrate.subsampled import calibrate_epsilon
 from certdp.cli import main
 from certdp.cli.progress import status_line
 from certdp.enclose.ball import readable_repr, short_decimal
-from certdp.notions import epsilon
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.notions.pld import LossLattice, pld_bounds
 from certdp.pairs import SubsampledGaussian, compose
 

@@ -24,7 +24,8 @@ from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
-from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
+from certdp.notions import DEFAULT_INTEGER_ORDERS
+from certdp.notions.eps_delta import epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
 from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
 from certdp.pairs import SubsampledGaussian, compose

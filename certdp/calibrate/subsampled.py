@@ -13,7 +13,8 @@ from certdp.cert.limits import MAX_SG_STEPS, MAX_SIGMA, MIN_SIGMA, calibration_s
 from certdp.enclose import Enclosure
 from certdp.enclose.ball import readable_repr
 from certdp.errors import LimitExceeded, fmt_value
-from certdp.notions import DEFAULT_INTEGER_ORDERS, epsilon
+from certdp.notions import DEFAULT_INTEGER_ORDERS
+from certdp.notions.eps_delta import epsilon
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, integer, real
 

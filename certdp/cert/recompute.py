@@ -44,7 +44,7 @@ def recompute(check: Check) -> Recomputed:
         grid = LatticeGrid(**check.grid, prec=check.prec_bits)
         pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
         return Recomputed.of(tv_bound(pair, grid, "upper" if check.method == "lattice-upper" else "lower").bound)
-    from certdp.notions import epsilon
+    from certdp.notions.eps_delta import epsilon
     from certdp.pairs import SubsampledGaussian, compose
 
     pair = compose(SubsampledGaussian(params["q"], params["sigma"], params["direction"]), check.mechanism.steps)

@@ -18,8 +18,6 @@ from certdp.errors import InvalidArgument, Unsupported, fmt_value
 DEFAULTS: dict[str, dict[str, str]] = {
     "tv": {"method": "closed-form", "samples": "200000", "seed": "0", "width": "1e-6"},
     "rho": {"method": "auto"},
-    "eps": {"via": "rdp"},
-    "delta": {"via": "rdp"},
     "expansion": {"t": "1"},
     "calibrate": {"step": "1e-6"},
 }
@@ -75,8 +73,9 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         "kl": set(),
         "rho": {"method"},
         "expansion": {"t"},
-        "eps": {"delta", "via"} | ({"h"} if _via(args) == "pld" else {"orders"}),
-        "delta": {"eps", "via"} | ({"h"} if _via(args) == "pld" else {"orders"}),
+        # the accountant (certdp.notions.accountant) says which of --h / --orders its route reads
+        "eps": {"delta", "via", "h", "orders"},
+        "delta": {"eps", "via", "h", "orders"},
     }
     if cmd == "tv":
         return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
@@ -115,23 +114,19 @@ def reject_unused(args: argparse.Namespace) -> None:
 
 
 def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
-    """DEFAULTS, with the subsampled Gaussian's: its accountant is the PLD lattice bounds (for
-    eps and delta: when it is composed and no --orders are given), and a PLD calibration steps
-    sigma by 1e-5 (the width the two-sided bounds resolve at h = 2^-12)."""
+    """DEFAULTS, with calibrate subsampled-gaussian's accountant from the one rule
+    (certdp.notions.accountant.calibration_route: PLD within its step limit, stepping sigma by 1e-5,
+    the width the two-sided bounds resolve at h = 2^-12; else RDP, announced as a switch). eps and
+    delta have no default here: the accountant picks the route from the pair itself."""
     out = dict(DEFAULTS.get(args.command, {}))
-    if getattr(args, "event", None) is not None:
-        out.pop("via", None)  # chosen from the event: pld when every part has a loss distribution
+    if args.command != "calibrate" or getattr(args, "mechanism", None) != "subsampled-gaussian":
         return out
-    if getattr(args, "mechanism", None) != "subsampled-gaussian" or not _within_pld_steps(args):
-        return out
-    if args.command == "calibrate":
+    if _within_pld_steps(args):
         out["via"] = "pld"
         if getattr(args, "via", None) in (None, "pld"):
             out["step"] = "1e-5"
-    elif args.command in ("eps", "delta") and getattr(args, "orders", None) is None:
-        composed = (getattr(args, "steps", None) not in (None, "1")) or getattr(args, "epochs", None) is not None
-        if composed:
-            out["via"] = "pld"
+    else:
+        out["via"] = "rdp"
     return out
 
 

@@ -58,8 +58,11 @@ def render(rec: dict[str, object]) -> str:
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
     if "event" in rec:
         head = f"{rec['quantity']} of the dp_accounting event {rec['event']}: {params}"
-    if "epochs" in rec:
-        pass  # random-allocation: steps and epochs are parameters, shown above
+    if rec.get("mechanism") == "random-allocation":
+        pass  # steps (M) and epochs (E) are parameters, shown above
+    elif "epochs" in rec:
+        # --epochs E: the steps it became are what was composed; never read as a one-step value
+        head += f" composed {rec['steps']} times (epochs={rec['epochs']}, steps = {rec.get('steps_rule')})"
     elif rec.get("steps", 1) != 1:
         head += f" composed {rec['steps']} times"
     shown = {"epsilon": ("delta",), "delta": ("eps",)}.get(str(rec["quantity"]), ("order",))
@@ -71,15 +74,21 @@ def render(rec: dict[str, object]) -> str:
         f"  enclosure [{rec['lower']}, {rec['upper']}]",
         f"  width {rec['width']}  ({rec['prec_bits']} bits)",
     ]
-    if rec["quantity"] in ("epsilon", "delta"):
+    if rec["quantity"] in ("epsilon", "delta") and "lower_from" in rec:
         q = rec["quantity"]
-        if rec["via"] == "pld":
-            lines.append(f"  sound {q} = {rec[q]}  (via pld: lattice bounds, both ends proved; {rec['note']})")
-        else:
-            lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}, order {rec['order']}, grid {rec['grid']})")
-        if rec.get("signed_infimum"):
-            inf = rec["signed_infimum"]
-            lines.append(f"  signed infimum of the bound [{inf['lower']}, {inf['upper']}]")  # type: ignore[index]
+        lines.append(f"  sound {q} = {rec[q]}  (via {rec['via']}: {rec['route']})")
+        lines.append(f"  lower end: {rec['lower_from']}")
+        lines.append(f"  upper end: {rec['upper_from']}")
+        for key in ("rdp_bound", "zcdp_bound"):
+            if rec.get(key):
+                b = rec[key]
+                lines.append(  # type: ignore[index]
+                    f"  {key.split('_')[0]} conversion bound [{b['lower']}, {b['upper']}] at order {b['order']}"
+                    f" (grid {b['grid']}): an upper bound on {q}, not its enclosure"
+                )
+                if b.get("signed_infimum"):  # type: ignore[union-attr]
+                    inf = b["signed_infimum"]  # type: ignore[index]
+                    lines.append(f"  signed infimum of the bound [{inf['lower']}, {inf['upper']}]")
     if rec.get("via_note"):
         lines.append(f"  note: {rec['via_note']}")
     for note in rec.get("warnings") or ():  # type: ignore[union-attr]

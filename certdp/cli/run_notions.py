@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 from decimal import Decimal
 from fractions import Fraction
 
@@ -21,8 +22,8 @@ from certdp.cli.common import (
 from certdp.cli.flags import shown
 from certdp.enclose import DEFAULT_TARGET, Enclosure, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value
-from certdp.notions import CONVERSION_TARGET, cgf, delta, epsilon, gap, kl, rdp, rho_detail
-from certdp.notions.pld import pld_bounds
+from certdp.notions import CONVERSION_TARGET, cgf, gap, kl, rdp, rho_detail
+from certdp.notions.accountant import PLD_PREC, SWITCH_PREFIX, delta, epsilon
 from certdp.notions.tv_certified import auto_grid, tv_bound
 from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
@@ -155,12 +156,6 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
     cmd = args.command
     if getattr(args, "event", None) is not None:
         pair, inputs = _event_pair(args)
-        if args.via is None:  # pld when the lattice accountant takes every part (not a zCDP budget)
-            try:
-                return _run_pld(args, pair, inputs)
-            except (Unsupported, LimitExceeded) as exc:
-                args.via = "rdp"
-                inputs["via_note"] = f"via rdp: the PLD lattice accountant refused the event ({exc})"
     else:
         if args.mechanism is None:
             raise InvalidArgument(f"mechanism is required: certdp {cmd} MECHANISM ... (or --event FILE)")
@@ -217,48 +212,53 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
         orders = [o.strip() for o in args.orders.split(",") if o.strip()]
         if not orders:
             raise InvalidArgument(f"orders={args.orders} must list at least one order")
-    if args.via == "pld":
-        return _run_pld(args, pair, inputs)
+    return run_eps_delta(args, pair, inputs, orders)
+
+
+def run_eps_delta(
+    args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object], orders: list[str] | None
+) -> dict[str, object]:
+    """eps or delta by the one rule of certdp.notions.accountant (or the --via asked for).
+
+    Contract: ``lower``/``upper`` bound the true eps(delta) (delta(eps)) of the pair; ``lower_from``
+    and ``upper_from`` say what proves each end; an RDP/zCDP conversion's own ball is in
+    ``rdp_bound``/``zcdp_bound``; a route switch is a ``warnings`` entry and a stderr line.
+    """
     target = target_from_args(args, CONVERSION_TARGET)
-    if cmd == "eps":
-        res = epsilon(pair, args.delta, via=args.via, orders=orders, target=target)
-        inputs["delta"] = args.delta
-        name = "epsilon"
-    else:
-        res = delta(pair, args.eps, via=args.via, orders=orders, target=target)
-        inputs["eps"] = args.eps
-        name = "delta"
+    kwargs = {"via": args.via, "orders": orders, "h": args.h, "target": target}
+    prec = integer("prec", args.prec, ge=64) if args.prec is not None else PLD_PREC
+    with workprec(prec):
+        if args.command == "eps":
+            res = epsilon(pair, args.delta, **kwargs)  # type: ignore[arg-type]
+            inputs["delta"] = args.delta
+        else:
+            res = delta(pair, args.eps, **kwargs)  # type: ignore[arg-type]
+            inputs["eps"] = args.eps
+    name = res.quantity
     extra: dict[str, object] = {
         name: res.enclosure.upper_str(),
         "via": res.via,
-        "order": order_text(res.order, res.orders),
-        "grid": res.grid,
+        "lower_from": res.lower_from,
+        "upper_from": res.upper_from,
+        "route": res.reason,
     }
-    if res.orders is not None:
-        extra["orders"] = [fmt_exact(o) for o in res.orders]
-    if res.signed_infimum is not None:
-        extra["signed_infimum"] = ends(res.signed_infimum)
+    conv = res.route_bound
+    if conv is not None:
+        bound: dict[str, object] = {
+            **ends(conv.enclosure),
+            "order": order_text(conv.order, conv.orders),
+            "grid": conv.grid,
+            "means": f"the {conv.via} conversion's value, an upper bound on {name} (not an enclosure of {name})",
+        }
+        if conv.orders is not None:
+            bound["orders"] = [fmt_exact(o) for o in conv.orders]
+        if conv.signed_infimum is not None:
+            bound["signed_infimum"] = ends(conv.signed_infimum)
+        extra[f"{conv.via}_bound"] = bound
+    if res.grid is not None:
+        extra["grid"] = res.grid
     extra["warnings"] = list(res.warnings)
+    for note in res.warnings:
+        if note.startswith(SWITCH_PREFIX):
+            print(f"certdp: warning: {note}", file=sys.stderr)
     return enclosure_record(name, res.enclosure, inputs, **extra)
-
-
-def _run_pld(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object]) -> dict[str, object]:
-    """eps or delta by the lattice bounds (certdp.notions.pld): [lower, upper], both proved."""
-    h = None if args.h is None else real("h", args.h, gt=0, le=1)
-    prec = integer("prec", args.prec, ge=64) if args.prec is not None else 128
-    with workprec(prec):
-        if args.command == "eps":
-            res = pld_bounds(pair, delta=real("delta", args.delta, gt=0, lt=1), h=h)
-            inputs["delta"] = args.delta
-        else:
-            res = pld_bounds(pair, eps=real("eps", args.eps, ge=0), h=h)
-            inputs["eps"] = args.eps
-    return enclosure_record(
-        res.quantity,
-        res.enclosure,
-        inputs,
-        **{res.quantity: res.enclosure.upper_str()},
-        via="pld",
-        grid=res.grid,
-        note="lower end: a proved violation (no smaller value holds); upper end: a sound value",
-    )

@@ -35,6 +35,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from copy import deepcopy
@@ -43,11 +44,11 @@ from fractions import Fraction
 from typing import Any
 
 from certdp.calibrate import calibrate_epsilon
-from certdp.calibrate.pld import MAX_PLD_STEPS, calibrate_pld
-from certdp.enclose import Enclosure, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
-from certdp.notions import epsilon
-from certdp.notions.pld import pld_bounds
+from certdp.calibrate.pld import calibrate_pld
+from certdp.enclose import Enclosure
+from certdp.errors import InvalidArgument, Unsupported, fmt_value, invalid
+from certdp.notions.accountant import Route, calibration_route, default_route
+from certdp.notions.accountant import epsilon as routed_epsilon
 from certdp.pairs import DIRECTIONS, PrivacyPair, SubsampledGaussian, compose
 from certdp.pairs.params import as_fraction, integer, real
 
@@ -66,9 +67,11 @@ class EpsilonResult:
     """A certified epsilon of an accountant's history at ``delta``.
 
     ``enclosure`` = [lower, upper]: the upper end is a sound epsilon; with ``via`` "pld" the lower
-    end is a proved violation (delta(eps) > delta below it); with "rdp" it is 0 (the RDP
-    conversion only bounds epsilon from above). ``fallback`` says why PLD was
-    not used (empty when it was); ``seconds`` is the wall time of the computation.
+    end is a proved violation (delta(eps) > delta below it); with "exact" (every step a plain
+    Gaussian, q = 1) both ends are the closed form's; with "rdp" it is 0 (the RDP conversion only
+    bounds epsilon from above). ``fallback`` says why neither PLD nor the closed form answered
+    (empty when one did; a switch at the lattice accountant's limits is also a warning);
+    ``seconds`` is the wall time of the computation.
     """
 
     enclosure: Enclosure
@@ -263,19 +266,16 @@ class CertifiedAccountant:
             return self._cache[key]
         start = time.perf_counter()
         pair = compose(parts)
-        fallback = "via=rdp was asked for" if self.via == "rdp" else ""
-        enc, via = None, "pld"
-        if self.via == "pld":
-            try:
-                with workprec(PLD_PREC):
-                    enc = pld_bounds(pair, delta=d, h=self.h).enclosure
-            except (LimitExceeded, Unsupported) as exc:
-                fallback = f"the PLD lattice accountant refused the history ({exc})"
-        if enc is None:
-            # the RDP conversion's value only bounds epsilon from above: its lower end says nothing
-            # about the mechanism, so the enclosure of epsilon is [0, upper]
-            up, via = epsilon(pair, d).enclosure, "rdp"
-            enc = Enclosure.from_bounds(Fraction(0), up.upper, up.prec_bits)
+        # the one rule of certdp.notions.accountant (exact for Gaussians, PLD, else RDP with a
+        # warning): the CLI and certdp.epsilon choose the same way
+        route = default_route(pair) if self.via == "pld" else Route("rdp", "via=rdp was asked for")
+        h = self.h if route.via == "pld" else None
+        res = routed_epsilon(pair, d, via=None if self.via == "pld" else "rdp", h=h)
+        enc, via = res.enclosure, res.via
+        fallback = "" if via in ("pld", "exact") else "; ".join(res.warnings) or res.reason
+        for note in res.warnings:
+            if note.startswith("RDP answered, not PLD"):
+                warnings.warn(f"certdp: {note}", stacklevel=3)
         seconds = round(time.perf_counter() - start, 3)
         result = EpsilonResult(enc, via, steps, d, "" if via == "pld" else fallback, seconds)
         self._cache[key] = result
@@ -315,7 +315,9 @@ class CertifiedAccountant:
             if steps is not None
             else math.ceil(_number_in("epochs", epochs, gt=0) / q)
         )
-        if n > MAX_PLD_STEPS:
+        route = calibration_route(n)
+        if route.via == "rdp":
+            warnings.warn(f"certdp: {route.reason}", stacklevel=2)
             sigma = calibrate_epsilon(q, n, target_epsilon, target_delta, step=step, direction=direction).sigma  # type: ignore[arg-type]
         else:
             sigma = calibrate_pld(q, n, target_epsilon, target_delta, step=step, direction=direction).sigma  # type: ignore[arg-type]

@@ -1,6 +1,14 @@
-"""Privacy notions evaluated on pairs: RDP, zCDP rho, the gap, (eps, delta) conversions."""
+"""Privacy notions evaluated on pairs: RDP, zCDP rho, the gap, (eps, delta).
 
-from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult, classic_zcdp_epsilon, delta, epsilon
+``epsilon`` and ``delta`` choose the accountant by one rule (certdp.notions.accountant) and return
+[lower, upper] of the true quantity; ``conversion_epsilon``/``conversion_delta`` are the RDP/zCDP
+conversion bounds themselves (their ball encloses the bound's value, an upper bound).
+"""
+
+from certdp.notions.accountant import EpsDeltaResult, Route, default_route, delta, epsilon
+from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult, classic_zcdp_epsilon
+from certdp.notions.eps_delta import delta as conversion_delta
+from certdp.notions.eps_delta import epsilon as conversion_epsilon
 from certdp.notions.gap import gap
 from certdp.notions.orders import DEFAULT_GRID_NAME, DEFAULT_INTEGER_ORDERS
 from certdp.notions.renyi import cgf, kl, rdp
@@ -11,9 +19,14 @@ __all__ = [
     "DEFAULT_GRID_NAME",
     "DEFAULT_INTEGER_ORDERS",
     "ConversionResult",
+    "EpsDeltaResult",
     "RhoResult",
+    "Route",
     "cgf",
     "classic_zcdp_epsilon",
+    "conversion_delta",
+    "conversion_epsilon",
+    "default_route",
     "delta",
     "epsilon",
     "gap",

@@ -19,7 +19,7 @@ InvalidArgument outside): at mu = 1e6 eps(delta) would need e^{mu^2/2} in ball a
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 
 from certdp.enclose import (
@@ -38,7 +38,7 @@ from certdp.enclose import (
 from certdp.errors import InvalidArgument, PrecisionExhausted
 from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult, delta_from_cgf, epsilon_from_cgf
 from certdp.notions.orders import require_numbers
-from certdp.notions.zcdp_gdp import mu_value, rho_value
+from certdp.notions.zcdp_gdp import MU_MAX, MU_MIN, mu_value, rho_value
 from certdp.pairs.params import Number, real
 
 
@@ -69,10 +69,47 @@ def gdp_epsilon(mu: Number, delta: Number, target: Target = DEFAULT_TARGET) -> E
     delta(eps_hi) <= Phi(-eps_hi/mu + mu/2) < delta. delta(eps) is strictly decreasing.
     Contract: contains the smallest eps >= 0 with delta(eps) <= delta (docs/math.md §6).
     """
-    m, d = _mu(mu), real("delta", delta, gt=0, lt=1)
+    m = _mu(mu)
+    return _epsilon_of(lambda: to_ball(m), delta, target)
+
+
+def _mu_sq_checked(mu_sq: Fraction) -> Fraction:
+    """mu^2 validated against the supported mu range [1e-100, 1e4] (as exact rationals)."""
+    if not MU_MIN**2 <= mu_sq <= MU_MAX**2:
+        raise InvalidArgument(
+            f"mu^2={float(mu_sq):.6g} must be in [1e-200, 1e8]: the composed Gaussian's mu = sqrt(sum s^2/sigma^2) "
+            "is outside the range certdp evaluates in closed form"
+        )
+    return mu_sq
+
+
+def gaussian_epsilon(mu_sq: Fraction, delta: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Certified exact eps(delta) of the Gaussian pair N(0,1) vs N(mu,1) given mu^2 exactly.
+
+    A composition of Gaussian mechanisms (sigma_i, shift s_i, n_i runs) is exactly this pair with
+    mu^2 = sum n_i s_i^2/sigma_i^2 (the product of Gaussians is a Gaussian pair; Balle and Wang
+    2018, Dong, Roth and Su 2019), so mu^2 is rational and no square root is rounded early.
+    Contract: as :func:`gdp_epsilon` with mu = sqrt(mu_sq) (docs/math.md §6).
+    """
+    m2 = _mu_sq_checked(mu_sq)
+    return _epsilon_of(lambda: to_ball(m2).sqrt(), delta, target)
+
+
+def gaussian_delta(mu_sq: Fraction, eps: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Certified exact delta(eps) of the Gaussian pair N(0,1) vs N(mu,1) given mu^2 exactly.
+
+    Contract: as :func:`gdp_delta` with mu = sqrt(mu_sq) (docs/math.md §6).
+    """
+    m2, e = _mu_sq_checked(mu_sq), real("eps", eps, ge=0)
+    return refine(lambda: _delta_ball(to_ball(m2).sqrt(), to_ball(e)).max(to_ball(0)), target, what="delta")
+
+
+def _epsilon_of(mu_ball: Callable[[], Ball], delta: Number, target: Target) -> Enclosure:
+    """The certified root of delta_mu(eps) = delta, mu given as a ball factory (per precision)."""
+    d = real("delta", delta, gt=0, lt=1)
 
     def compute() -> Ball:
-        mb, db = to_ball(m), to_ball(d)
+        mb, db = mu_ball(), to_ball(d)
         tv = _delta_ball(mb, to_ball(0))
         if db >= tv:
             return to_ball(0)

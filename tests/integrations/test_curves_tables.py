@@ -356,7 +356,8 @@ def test_eps_event_equals_the_mechanism_command(tmp_path):
 def test_eps_event_zcdp_falls_back_to_rdp(tmp_path):
     path = event_file(tmp_path, {"class_name": "ZCDpEvent", "rho": "0.5"})
     code, rec = run(["eps", "--event", path, "--delta", "1e-5", "--json"])
-    assert code == 0 and rec["via"] == "rdp" and "refused" in rec["via_note"]
+    assert code == 0 and rec["via"] == "rdp" and "loss distribution" in rec["route"]
+    assert rec["lower"] == "0" and rec["lower_from"].startswith("trivial")  # the conversion is one-sided
     # rho-zCDP: epsilon <= rho + 2 sqrt(rho log(1/delta)) (the classic conversion; certdp's is tighter)
     assert float(rec["upper"]) <= 0.5 + 2 * (0.5 * 11.512925464970229) ** 0.5
 

@@ -84,13 +84,16 @@ def _ref_epsilon(rho: Fraction, xi: Fraction) -> mpmath.mpf:
     ],
 )
 def test_zcdp_bound_epsilon_is_the_rdp_conversion_infimum(pair, rho, xi) -> None:
-    res = certdp.epsilon(pair, "1e-5")
+    res = certdp.notions.conversion_epsilon(pair, "1e-5")
     ref = _ref_epsilon(rho, xi)
     assert res.grid == "real"
     lo, hi = res.enclosure.lower, res.enclosure.upper
     with mpmath.workdps(50):
         assert _mp(lo) <= ref <= _mp(hi)
     assert float(hi - lo) < 1e-11
+    # certdp.epsilon: a zCDP budget proves only the upper end (no loss distribution): [0, upper]
+    routed = certdp.epsilon(pair, "1e-5")
+    assert routed.via == "rdp" and routed.enclosure.lower == 0 and routed.enclosure.upper == hi
 
 
 def test_zcdp_bound_rho_and_closed_forms() -> None:

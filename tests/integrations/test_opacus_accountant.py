@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from certdp.enclose import workprec
 from certdp.errors import InvalidArgument
 from certdp.integrations.opacus import CertifiedAccountant, float_up, register
-from certdp.notions import epsilon
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.notions.pld import pld_bounds
 from certdp.pairs import SubsampledGaussian, compose
 
@@ -106,9 +106,22 @@ def test_float_delta_is_read_on_the_safe_side():
 def test_fallback_to_rdp_when_the_lattice_accountant_refuses():
     acc = CertifiedAccountant()
     acc.history = [(2.0, 0.001, 200_001)]  # beyond the lattice accountant's step limit
-    res = acc.certify(1e-5)
-    assert res.via == "rdp" and "refused" in res.fallback and res.steps == 200_001
-    assert res.enclosure.upper > 0
+    with pytest.warns(UserWarning, match="RDP answered, not PLD: steps=200001 exceeds"):
+        res = acc.certify(1e-5)
+    assert res.via == "rdp" and "RDP answered, not PLD" in res.fallback and res.steps == 200_001
+    assert res.enclosure.lower == 0 and res.enclosure.upper > 0
+
+
+def test_a_plain_gaussian_history_is_answered_in_closed_form():
+    # q = 1 steps are plain Gaussians: the one rule answers them exactly (Balle and Wang 2018)
+    from tests.refs import contains, gaussian_eps
+
+    acc = CertifiedAccountant()
+    acc.history = [(2.0, 1.0, 3)]  # mu^2 = 3/4
+    res = acc.certify(Fraction(1, 10**5))
+    assert res.via == "exact" and res.fallback == ""
+    assert res.enclosure.width < Fraction(1, 10**12)
+    assert contains(res.enclosure, gaussian_eps(Fraction(3, 4), "1e-5"))
 
 
 def test_empty_history_is_exactly_zero():
@@ -300,12 +313,16 @@ def test_attack_findings_numpy_delta_rdp_lower_end_and_bad_options():
     acc = CertifiedAccountant(h=Fraction(1, 256))
     acc.history = [(1.0, 0.5, 2)]
     assert acc.get_epsilon(np.float64(1e-5)) == acc.get_epsilon(1e-5)  # numpy 2's repr is not a decimal
-    # the RDP fallback bounds epsilon from above only: its enclosure starts at 0, and the exact
-    # Gaussian epsilon (sigma = 0.1, q = 1: about 91.8) lies inside it
+    # the RDP route bounds epsilon from above only: its lower end is the best proved one, here the
+    # exact Gaussian epsilon (sigma = 0.1, q = 1: about 91.8), and the exact value lies inside
+    from tests.refs import contains, gaussian_eps
+
     wide = CertifiedAccountant(via="rdp")
     wide.history = [(0.1, 1.0, 1)]
-    enc = wide.get_epsilon_interval(1e-5)
-    assert enc.lower == 0 and enc.upper > 91.8
+    res = wide.certify(1e-5)
+    assert res.via == "rdp" and res.enclosure.upper > 91.8
+    assert contains(res.enclosure, gaussian_eps(100, "1e-5"))
+    assert res.enclosure.lower > 91.8  # the closed form's lower end, not 0
     with pytest.raises(InvalidArgument, match=r"state_dict\['certdp'\]=rdp must be a dict"):
         CertifiedAccountant().load_state_dict({"history": [(1.0, 0.5, 1)], "mechanism": "certdp", "certdp": "rdp"})
 

@@ -15,7 +15,8 @@ from certdp.claims.quantities import Args, quantity
 from certdp.claims.quantities.roots import bracket
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.errors import InvalidArgument
-from certdp.notions import epsilon, rdp
+from certdp.notions import rdp
+from certdp.notions.eps_delta import epsilon
 from certdp.notions.gdp import gdp_delta, gdp_epsilon
 from certdp.pairs import Gaussian, SubsampledGaussian, compose
 from certdp.pairs.params import exact_str

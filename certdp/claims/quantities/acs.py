@@ -32,7 +32,7 @@ from certdp.claims.quantities import Args, quantity
 from certdp.claims.quantities.roots import bracket
 from certdp.enclose import Target, to_ball, workprec
 from certdp.errors import InvalidArgument
-from certdp.notions import epsilon
+from certdp.notions.eps_delta import epsilon
 from certdp.notions.gdp import zcdp_epsilon
 from certdp.pairs import Gaussian, GaussianMixture, Laplace, compose
 from certdp.pairs.base import PrivacyPair
