@@ -203,7 +203,9 @@ def test_tv_monte_carlo_json(capsys: pytest.CaptureFixture[str]) -> None:
         "20000",
     ]
     rec = run_json(argv, capsys)
-    assert rec["certified"] is False and float(rec["lower"]) < float(rec["value"]) < float(rec["upper"])
+    assert rec["certified"] is False and rec["quantity"] == "tv_estimate" and "lower" not in rec
+    band = rec["estimate_interval"]
+    assert float(band["lower"]) < float(rec["value"]) < float(band["upper"])
 
 
 @pytest.mark.parametrize(

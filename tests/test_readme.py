@@ -184,7 +184,6 @@ def test_the_python_example_shows_the_command_lines_enclosure(tmp_path: Path) ->
     assert enclosure_problem(shown, lo, up) is None
 
 
-@pytest.mark.xfail(strict=False, reason="pending issue 33 API default")
 def test_the_python_example_prints_the_command_lines_enclosure(tmp_path: Path) -> None:
     code, _ = _python_example()
     res = subprocess.run(

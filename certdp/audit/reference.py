@@ -31,8 +31,8 @@ from certdp.calibrate.pld import calibrate_pld
 from certdp.cert.limits import MIN_PLD_H
 from certdp.enclose import Ball, Enclosure, Target, decimal_outward, inf_convex, refine, to_ball, workprec
 from certdp.errors import CertdpError
-from certdp.notions.eps_delta import delta as rdp_delta
 from certdp.notions import rdp
+from certdp.notions.eps_delta import delta as rdp_delta
 from certdp.notions.eps_delta import epsilon
 from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
 from certdp.notions.pld import pld_bounds

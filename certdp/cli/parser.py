@@ -70,8 +70,8 @@ HELP = {
     "kl": "certified KL divergence KL(P||Q)",
     "rho": "certified zCDP parameter rho = sup_t K(t)/(t(t+1))",
     "gap": "certified zCDP-RDP gap Gamma(t) = rho t(t+1) - K(t)",
-    "eps": "certified epsilon at delta (infimum over orders; the upper end is sound)",
-    "delta": "certified delta at epsilon (infimum over orders; the upper end is sound)",
+    "eps": "certified epsilon at delta: [lower, upper] bounds the true epsilon (the upper end is a sound value)",
+    "delta": "certified delta at epsilon: [lower, upper] bounds the true delta (the upper end is a sound value)",
     "tv": "total variation of random allocation (closed-form bound, certified bounds, numeric exact, Monte Carlo)",
     "calibrate": "certified sigma for a TV target (random-allocation) or an (epsilon, delta) target "
     "(subsampled-gaussian, RDP): meets it, and one step less misses it",
@@ -206,7 +206,7 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
                 metavar="FILE",
                 help="a dp_accounting DpEvent in its JSON form instead of a mechanism (Gaussian, Laplace, "
                 "DiscreteLaplace, PoissonSampled Gaussian, SelfComposed, Composed and ZCDp events; "
-                "docs/integrations.md); via defaults to pld when every part has a loss distribution, else rdp",
+                "docs/integrations.md); the accountant follows the same rule as for a mechanism",
             )
         else:
             p.add_argument("mechanism", help="mechanism name (kebab-case)")
@@ -237,9 +237,13 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
         if name in ("eps", "delta"):
             p.add_argument(
                 "--via",
-                choices=("rdp", "zcdp", "pld"),
-                help="CGF (rdp, default), rho t(t+1) (zcdp), or two-sided bounds on a loss lattice (pld: "
-                "gaussian and subsampled-gaussian; the enclosure's lower end is a proved violation)",
+                choices=("exact", "pld", "rdp", "zcdp"),
+                help="the accountant (default: one rule, docs/accounting.md: exact for gaussian and its "
+                "compositions, pld where every part has a loss distribution, else rdp; a switch from pld to rdp "
+                "at pld's limits is a warning). exact: closed form (gaussian); pld: two-sided lattice bounds; "
+                "rdp / zcdp: the conversion bounds eps (delta) from above only, so [lower, upper] then takes the "
+                "best proved lower end (exact, pld, or 0; see lower_from) and the conversion's value is in "
+                "rdp_bound / zcdp_bound",
             )
             p.add_argument(
                 "--h",
@@ -264,9 +268,10 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument(
                 "--via",
                 choices=("pld", "rdp"),
-                help="subsampled-gaussian: the accountant (default pld: two-sided lattice bounds, and the "
-                "refutation one step below is a proved DP violation; rdp: RDP orders, whose refutation only "
-                "says that this accountant cannot certify it)",
+                help="subsampled-gaussian: the accountant (default pld up to 100000 steps, rdp beyond with a "
+                "warning: docs/accounting.md; pld: two-sided lattice bounds, and the refutation one step below is "
+                "a proved DP violation; rdp: RDP orders, whose refutation only says that this accountant cannot "
+                "certify it)",
             )
             p.add_argument(
                 "--h",

@@ -37,14 +37,19 @@ def render(rec: dict[str, object]) -> str:
             lines.append(f"  certificate written to {rec['certificate']}")
         return "\n".join(lines)
     if rec["quantity"] == "calibration" and rec["mechanism"] == "subsampled-gaussian":
-        miss = rec["epsilon_lower_at_miss"]
+        miss = rec["rdp_bound_lower_at_miss"]
         lines = [
             f"subsampled-gaussian q={rec['q']} steps={rec['steps']} direction={rec['direction']}: "
             f"target ({rec['epsilon']}, {rec['delta']})",
             f"  sigma = {rec['sigma']}: certified epsilon <= {rec['epsilon_upper']} (RDP, {len(rec['orders'])} orders)",
             f"  sigma = {rec['sigma_miss']}: "
-            + (f"certified RDP epsilon >= {miss}" if miss else f"miss not certified ({rec['miss_reason']})"),
+            + (
+                f"the RDP bound is >= {miss}: RDP cannot certify the target here (not a proved violation)"
+                if miss
+                else f"miss not certified ({rec['miss_reason']})"
+            ),
         ]
+        lines += [f"  warning: {note}" for note in rec.get("warnings") or ()]  # type: ignore[union-attr]
         if rec.get("certificate"):
             lines.append(f"  certificate written to {rec['certificate']}")
         return "\n".join(lines)
@@ -52,7 +57,7 @@ def render(rec: dict[str, object]) -> str:
         return render_gdp(rec)
     if rec["quantity"] == "calibration":
         return render_calibration(rec)
-    if rec["quantity"] in ("tv", "tv_upper"):
+    if rec["quantity"] in ("tv", "tv_upper", "tv_estimate"):
         return render_tv(rec)
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
@@ -144,6 +149,8 @@ def render_gdp(rec: dict[str, object]) -> str:
     else:
         head = f"zCDP rho={rec['rho']} -> GDP"
     lines = [head, f"  {rec['quantity']} in [{rec['lower']}, {rec['upper']}]  ({rec['prec_bits']} bits)"]
+    if rec.get("lower_from"):
+        lines += [f"  lower end: {rec['lower_from']}", f"  upper end: {rec['upper_from']}"]
     if "sqrt_pi_rho" in rec:
         lo, hi = rec["sqrt_pi_rho"], rec["sqrt_8_rho"]
         lines.append(f"  t_rho in [{rec['t_rho']['lower']}, {rec['t_rho']['upper']}]")  # type: ignore[index]

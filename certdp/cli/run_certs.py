@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from fractions import Fraction
 from pathlib import Path
@@ -23,6 +24,7 @@ from certdp.cli.common import progress_bar, steps_from_args
 from certdp.cli.progress import status_line
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported, fmt_value
+from certdp.notions.accountant import calibration_route
 from certdp.notions.pld import lattice_record
 from certdp.pairs.params import decimal_str, exact_str, real
 
@@ -281,6 +283,11 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
         steps, fields = steps_from_args(args, args.q)
         if args.via == "pld":
             return _calibrate_pld(args, steps, fields, out, key, budget)
+        route = calibration_route(steps)
+        notes: list[str] = []
+        if route.switched and "via" in getattr(args, "defaulted_flags", ()):
+            # the one rule sent this calibration to RDP: never silently (record, warnings, stderr)
+            notes.append(route.reason)
         with status_line(args, "calibrating sigma (RDP)"):
             res_e = calibrate_epsilon(
                 args.q, steps, args.epsilon, args.delta, args.step, args.direction or "both", budget
@@ -297,11 +304,18 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             "sigma": exact_str(res_e.sigma),
             "epsilon_upper": res_e.eps_at_sigma.upper_str(),
             "sigma_miss": exact_str(res_e.sigma_miss),
-            "epsilon_lower_at_miss": None if res_e.eps_at_miss is None else res_e.eps_at_miss.lower_str(),
+            # the RDP bound's lower end at sigma_miss: a statement about the conversion (it cannot certify the
+            # target there), not a lower bound on epsilon; the PLD route proves violations
+            "rdp_bound_lower_at_miss": None if res_e.eps_at_miss is None else res_e.eps_at_miss.lower_str(),
             "miss_reason": None if res_e.eps_at_miss is not None else _eps_miss_reason(res_e.sigma_miss),
             "orders": list(res_e.orders),
+            "via": "rdp",
+            "route": route.reason if route.switched else "via=rdp was asked for",
+            "warnings": notes,
             "seconds": round(res_e.seconds, 3),
         }
+        for note in notes:  # once the answer stands (a refusal above prints only its error)
+            print(f"certdp: warning: {note}", file=sys.stderr)
         if out is not None:
             claim = eps_check(
                 res_e.q,

@@ -5,10 +5,20 @@ from __future__ import annotations
 import argparse
 
 from certdp.cli.common import enclosure_record, ends, order_text, target_from_args
-from certdp.enclose import DEFAULT_TARGET, refine, to_ball
+from certdp.enclose import DEFAULT_TARGET, Enclosure, refine, to_ball
 from certdp.errors import InvalidArgument
 from certdp.notions import CONVERSION_TARGET, classic_zcdp_epsilon
-from certdp.notions.gdp import gdp_attack_accuracy, gdp_delta, gdp_epsilon, gdp_to_rho, gdp_tv, zcdp_delta, zcdp_epsilon
+from certdp.notions.gdp import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gdp_attack_accuracy,
+    gdp_delta,
+    gdp_epsilon,
+    gdp_to_rho,
+    gdp_tv,
+    zcdp_delta,
+    zcdp_epsilon,
+)
 from certdp.notions.zcdp_gdp import mu_bounds, mu_from_rho, t_of_rho, zcdp_tv_upper
 from certdp.pairs.params import exact_str, real
 
@@ -51,22 +61,32 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
         which, given = _eps_or_delta(args)
         inputs[which] = given
         ctarget = target_from_args(args, CONVERSION_TARGET)
-        if src == "zcdp" and which == "delta":
-            res = zcdp_epsilon(value, given, ctarget)
-            classic = classic_zcdp_epsilon(refine(lambda: to_ball(value)), given)
-            return enclosure_record(
-                "epsilon",
-                res.enclosure,
-                inputs,
-                epsilon=res.enclosure.upper_str(),
-                order=order_text(res.order),
-                classic_epsilon=ends(classic),
-            )
         if src == "zcdp":
-            res = zcdp_delta(value, given, ctarget)
-            return enclosure_record(
-                "delta", res.enclosure, inputs, delta=res.enclosure.upper_str(), order=order_text(res.order)
+            # the quantity: the least eps (delta) that EVERY rho-zCDP mechanism meets. The conversion
+            # bounds it from above; the Gaussian with rho = mu^2/2 is rho-zCDP, so its exact eps
+            # (delta) bounds it from below. The conversion's own ball goes in zcdp_bound.
+            fn = zcdp_epsilon if which == "delta" else zcdp_delta
+            exact = gaussian_epsilon if which == "delta" else gaussian_delta
+            res = fn(value, given, ctarget)
+            low = exact(2 * value, given, ctarget)
+            name = "epsilon" if which == "delta" else "delta"
+            enc = Enclosure.from_bounds(
+                min(low.lower, res.enclosure.upper), res.enclosure.upper, res.enclosure.prec_bits
             )
+            extra: dict[str, object] = {
+                name: enc.upper_str(),
+                "lower_from": "exact value of the Gaussian mechanism with this rho (a rho-zCDP mechanism)",
+                "upper_from": f"zCDP conversion (upper end of its ball; order {res.order:.8g})",
+                "zcdp_bound": {
+                    **ends(res.enclosure),
+                    "order": order_text(res.order),
+                    "means": f"the conversion's value, an upper bound on {name} (not an enclosure of {name})",
+                },
+                "order": order_text(res.order),
+            }
+            if which == "delta":
+                extra["classic_epsilon"] = ends(classic_zcdp_epsilon(refine(lambda: to_ball(value)), given))
+            return enclosure_record(name, enc, inputs, **extra)
         target = target_from_args(args, DEFAULT_TARGET)
         if which == "delta":
             enc = gdp_epsilon(value, given, target)
@@ -81,8 +101,21 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
             "rho", refine(lambda: to_ball(gdp_to_rho(value)), target), inputs, exact=exact_str(gdp_to_rho(value))
         )
     if src == "zcdp":
-        tv = zcdp_tv_upper(value, target)
-        acc = refine(lambda: (1 + tv.ball()) / 2, target, what="accuracy")
+        bound = zcdp_tv_upper(value, target)
+        # the Gaussian with mu^2 = 2 rho is rho-zCDP: its TV erf(mu/(2 sqrt 2)) bounds the class's below
+        gauss = refine(lambda: (to_ball(2 * value).sqrt() / 2 / to_ball(2).sqrt()).erf(), target, what="tv")
+        tv = Enclosure.from_bounds(min(gauss.lower, bound.upper), bound.upper, bound.prec_bits)
+        acc = refine(lambda: (1 + bound.ball()) / 2, target, what="accuracy")
+        return enclosure_record(
+            "tv",
+            tv,
+            inputs,
+            tv_upper=tv.upper_str(),
+            accuracy_upper=acc.upper_str(),
+            lower_from="exact TV of the Gaussian mechanism with this rho (a rho-zCDP mechanism)",
+            upper_from="zCDP -> TV bound of arXiv:2611.01218 (upper end of its ball)",
+            tv_bound=ends(bound),
+        )
     else:
         tv, acc = gdp_tv(value, target), gdp_attack_accuracy(value, target)
     return enclosure_record("tv", tv, inputs, tv_upper=tv.upper_str(), accuracy_upper=acc.upper_str())

@@ -109,16 +109,18 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
             tv_upper=enc.upper_str(),
             accuracy_upper=acc.upper_str(),
             chi2_upper=chi2.upper_str(),
+            means="[lower, upper] encloses the closed-form bound U(c_E) of arXiv:2610.09651, an upper bound on "
+            "TV (not an enclosure of TV: --method certified gives that)",
         )
     if method == "exact":
         res = approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
         lo, hi = res.value - res.error_estimate, res.value + res.error_estimate
+        # an estimate, not an enclosure: no top-level lower/upper (those are reserved for proved ends)
         return {
-            "quantity": "tv",
+            "quantity": "tv_estimate",
             "certified": False,
             "value": f"{res.value:.12g}",
-            "lower": f"{lo:.12g}",
-            "upper": f"{hi:.12g}",
+            "estimate_interval": {"lower": f"{lo:.12g}", "upper": f"{hi:.12g}", "kind": "value -+ error estimate"},
             "error_estimate": f"{res.error_estimate:.3g}",
             "grid": res.grid,
             **inputs,
@@ -127,12 +129,15 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
     seed = integer("seed", args.seed, ge=0)
     est, se = approx_tv_monte_carlo(pair.steps, pair.epochs, pair.sigma, n=n, seed=seed)
     return {
-        "quantity": "tv",
+        "quantity": "tv_estimate",
         "certified": False,
         "value": f"{est:.12g}",
         "stderr": f"{se:.3g}",
-        "lower": f"{est - 4 * se:.12g}",
-        "upper": f"{est + 4 * se:.12g}",
+        "estimate_interval": {
+            "lower": f"{est - 4 * se:.12g}",
+            "upper": f"{est + 4 * se:.12g}",
+            "kind": "value -+ 4 standard errors (statistical, not proved)",
+        },
         "samples": n,
         "seed": seed,
         **inputs,
