@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from fractions import Fraction
 
 from certdp.errors import BudgetExhausted, fmt_value
@@ -18,6 +19,11 @@ from certdp.pairs.params import Number, real
 
 #: Largest budget accepted (about four months): beyond it the flag is a typo, not a budget.
 MAX_SECONDS = Fraction(10**7)
+
+#: The clock every Deadline reads (seconds, monotonic). certdp always uses time.monotonic; it is a
+#: module attribute, read at each use, only so that tests can replace it with a clock that advances
+#: by a fixed step per read: a budget then runs out at a fixed check, whatever the machine's load.
+clock: Callable[[], float] = time.monotonic
 
 
 def as_deadline(max_seconds: Number | Deadline | None) -> Deadline:
@@ -41,11 +47,11 @@ class Deadline:
             value = real(name, max_seconds, gt=0, le=MAX_SECONDS)
             self.limit = float(value)
             self.shown = fmt_value(max_seconds)
-        self.start = time.monotonic()
+        self.start = clock()
 
     def elapsed(self) -> float:
         """Contract: seconds since construction (monotonic clock)."""
-        return time.monotonic() - self.start
+        return clock() - self.start
 
     def check(self, doing: str) -> None:
         """Raise BudgetExhausted if the budget has run out (``doing`` says where the search was).

@@ -12,6 +12,7 @@ import pytest
 from certdp.cli import main
 from certdp.notions import epsilon
 from certdp.pairs import SubsampledGaussian, compose
+from tests.counters import ticking_budget
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -175,18 +176,22 @@ def test_an_epsilon_that_any_noise_meets_is_named(capsys: pytest.CaptureFixture[
 
 
 def test_max_seconds_stops_a_long_search_with_exit_3_and_no_file(
-    tmp_path: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # The defect: a TV target near 1 searched for a minute (each evaluation affordable, the search not).
+    # The budget's clock advances 1/64 s per read: the stop is at a fixed check, under any load.
+    clock = ticking_budget(monkeypatch, 1 / 64)
     out = tmp_path / "c.json"  # type: ignore[operator]
-    argv = "calibrate random-allocation --steps 100 --epochs 10 --tv 0.999999999 --max-seconds 1".split()
+    argv = "calibrate random-allocation --steps 100 --epochs 10 --tv 0.999999999 --max-seconds 0.25".split()
     code, stdout, err = run([*argv, "--out", str(out)], capsys)
     assert code == 3 and stdout == "" and err.count("\n") == 1, err
-    assert "max-seconds=1 ran out after" in err and not out.exists()
-    code, stdout, err = run(
+    assert "max-seconds=0.25 ran out after 0.2 s" in err and not out.exists()
+    assert clock.reads == 1 + 16 + 1  # the start, 16 checks (the search makes over 100), the message
+    clock.reads = 0
+    code, stdout, err = run(  # 199 checks without a budget
         "calibrate subsampled-gaussian --q 0.01 --steps 1000 --epsilon 1 --delta 1e-5 --max-seconds 0.2".split(), capsys
     )
-    assert code == 3 and "max-seconds=0.2 ran out" in err, err
+    assert code == 3 and "max-seconds=0.2 ran out" in err and clock.reads == 1 + 13 + 1, err
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "1e8", "abc"])
@@ -195,12 +200,19 @@ def test_max_seconds_must_be_a_positive_budget(value: str, capsys: pytest.Captur
                 f"max-seconds={value}")  # fmt: skip
 
 
-def test_max_seconds_bounds_every_computing_command(capsys: pytest.CaptureFixture[str]) -> None:
+def test_max_seconds_bounds_every_computing_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     # The slow-but-bounded searches (rho of the add direction: seconds to minutes) get a budget too.
+    # The budget's clock advances 1/64 s per read: its verdicts do not depend on the machine's load.
+    clock = ticking_budget(monkeypatch, 1 / 64)
     code, out, err = run("tv random-allocation --steps 10 --sigma 1 --max-seconds 60 --json".split(), capsys)
     assert code == 0 and json.loads(out)["quantity"] == "tv_upper", err
+    assert clock.reads < 60 * 64  # its budget was started and never near spent (it is never checked)
+    clock.reads = 0
     argv = "rho subsampled-gaussian --q 0.01 --sigma 1 --direction add --max-seconds 0.05".split()
-    code, out, err = run(argv, capsys)
+    code, out, err = run(argv, capsys)  # about 100 checks without a budget
     assert code == 3 and out == "" and err.startswith("certdp: error: max-seconds=0.05 ran out after"), err
+    assert clock.reads == 1 + 4 + 1  # 4/64 >= 0.05: the fourth check stops it
     code, _, err = run("verify x.json --max-seconds 5".split(), capsys)
     assert code == 2 and "--max-seconds" in err, err

@@ -6,12 +6,18 @@ not an interpreter start. A child redirects fds 1 and 2 to files, calls ``certdp
 (or a Python-API callable) and ``_exit``s with its code; an exception escaping ``main`` is
 printed as a traceback and becomes exit 99. The parent polls its children (``wait4`` with
 WNOHANG, from the main thread only) and kills a child's process group once it has used more than its
-CPU budget, more than WALL_FACTOR times its budget in wall time (a child blocked or starved), or
-more than the memory budget; ``wait4``'s rusage gives its CPU time and peak RSS.
+CPU budget, has been blocked (asleep, neither running nor waiting for a CPU) for WALL_FACTOR times
+its budget (a hang), or holds more than the memory budget; ``wait4``'s rusage gives its CPU time and
+peak RSS.
 
-The time budget is judged on the child's CPU time (user + system): certdp is single-threaded, so
-on an idle machine that is its wall time, and unlike wall time it does not depend on what else the
-machine runs (the corpus runs two children at once, beside whatever else is running).
+No verdict depends on the machine's load (issue 33, item 5). The time budget is judged on the
+child's CPU time (user + system): certdp is single-threaded, so on an idle machine that is its wall
+time, and unlike wall time it does not depend on what else the machine runs (the corpus runs two
+children at once, beside whatever else is running). A hang is judged on blocked time, wall time less
+the time the child ran or waited on a run queue (/proc/PID/schedstat): a starved child is not
+blocked, a sleeping one is blocked at the rate of the wall clock, however loaded the machine. Wall
+time alone only backs this up: a kill after WALL_SAFETY times the hang limit (a safety net that no
+verdict relies on), and the hang limit itself on a kernel without schedstat.
 """
 
 from __future__ import annotations
@@ -33,8 +39,11 @@ from pathlib import Path
 #: The budget a case must meet (issue 13): seconds (CPU time of the child, see above) and peak RSS.
 MAX_SECONDS = 10.0
 MAX_RSS_BYTES = 1 << 30
-#: A child is killed after WALL_FACTOR times its budget in wall time (its verdict: a hang).
+#: A child is killed after WALL_FACTOR times its budget in blocked time (its verdict: a hang).
 WALL_FACTOR = float(os.environ.get("CERTDP_FUZZ_WALL_FACTOR", "3"))
+#: ... or after WALL_SAFETY times that in wall time, whatever it was doing (a safety net: at the
+#: default budget 300 s, ten times what a case within its CPU budget needs at a third of a core).
+WALL_SAFETY = 10.0
 #: ... or once its CPU time or RSS is past the budget by these margins (its verdict: over budget).
 CPU_KILL_MARGIN = 0.5
 RSS_KILL_BYTES = MAX_RSS_BYTES + (256 << 20)
@@ -121,7 +130,7 @@ def _child(
         os.setpgid(0, 0)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        signal.alarm(int(wall_kill) + 10)  # a backstop if the parent is gone
+        signal.alarm(int(WALL_SAFETY * wall_kill) + 10)  # a backstop if the parent is gone
         if as_limit is not None:
             resource.setrlimit(resource.RLIMIT_AS, (as_limit, as_limit))
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -227,7 +236,8 @@ def run_cases(
 ) -> dict[str, Outcome]:
     """Run every case (forked children, ``workers`` at once) and judge each; never raises for a case.
 
-    ``kill_seconds`` overrides the wall-clock kill (default WALL_FACTOR times each case's budget).
+    ``kill_seconds`` overrides the hang limit in blocked seconds (default WALL_FACTOR times each
+    case's budget).
     """
     vm = vm_size_bytes()
     as_limit = vm + AS_HEADROOM if vm is not None else None
@@ -311,10 +321,27 @@ def _usage(pid: int) -> tuple[float, int] | None:
     return (int(fields[11]) + int(fields[12])) / _TICK, int(fields[21]) * _PAGE
 
 
+def _scheduled(pid: int) -> float | None:
+    """Seconds a running child has spent running or waiting on a run queue, from
+    /proc/PID/schedstat (None where the kernel does not keep it)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", "rb") as f:
+            run_ns, wait_ns = f.read().split()[:2]
+        return (int(run_ns) + int(wait_ns)) / 1e9
+    except (OSError, ValueError):
+        return None
+
+
 def _over(pid: int, case: Case, wall: float, wall_kill: float) -> str:
     """Why a running child must be killed now ("" if it may go on)."""
-    if wall >= wall_kill:
-        return f"wall time {wall:.1f} s"
+    if wall >= WALL_SAFETY * wall_kill:
+        return f"wall time {wall:.1f} s (the safety net)"
+    scheduled = _scheduled(pid)
+    if scheduled is None:  # no schedstat: wall time is the best estimate of a hang
+        if wall >= wall_kill:
+            return f"wall time {wall:.1f} s"
+    elif wall - scheduled >= wall_kill:
+        return f"blocked {wall - scheduled:.1f} s (of {wall:.1f} s wall)"
     use = _usage(pid)
     if use is None:
         return ""

@@ -6,8 +6,6 @@ with one line naming the key."""
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import sys
 import time
@@ -20,6 +18,7 @@ from certdp.cert.crypto import keygen, load_public_key_b64
 from certdp.cert.verify import check_integrity, verify_bytes
 from certdp.cli import main
 from certdp.sweep import ledger
+from tests.counters import ticking_budget
 
 EPS = """job = "eps"
 [grid]
@@ -82,7 +81,7 @@ def test_a_second_run_does_no_work_and_reruns_only_what_changed(tmp_path):
     assert rec["ran"] == 3 and rec["skipped"] == 3
 
 
-def test_failed_cells_are_recorded_and_rerun_while_the_others_go_on(tmp_path, capsys):
+def test_failed_cells_are_recorded_and_rerun_while_the_others_go_on(tmp_path, monkeypatch, capsys):
     text = """job = "eps"
 [[grid]]
 mechanism = "gaussian"
@@ -90,7 +89,11 @@ sigma = 1
 delta = 1e-5
 max_seconds = [1e-9, 100]
 """
+    # the budgets' clock advances 1 s per read: 1e-9 runs out at the first check, 100 at the
+    # hundredth, which the cells never reach (asserted below), however loaded the machine
+    clock = ticking_budget(monkeypatch, 1.0)
     code, rec = sweep(tmp_path, text)
+    assert clock.reads < 100, clock.reads
     assert code == 1 and rec["counts"] == {"failed": 1, "ok": 1}
     bad = next(e for e in manifest(tmp_path / "out")["cells"] if e["status"] == "failed")
     assert bad["exit_code"] == 3 and "max-seconds=1e-09 ran out" in bad["error"] and bad["output"] is None
@@ -111,23 +114,39 @@ h = 0.00390625
 """
     spec = tmp_path / "spec.toml"
     spec.write_text(text)
-    out = tmp_path / "out"
-    argv = [sys.executable, "-m", "certdp", "sweep", str(spec), "--out", str(out), "--scheduler", "serial", "--json"]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    journal = out / ledger.JOURNAL
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None:
-        if journal.exists() and len(journal.read_text().splitlines()) >= 2:
-            break
+    out, marker, errors = tmp_path / "out", tmp_path / "third-cell-started", tmp_path / "stderr"
+    # The sweep's third cell never ends: it says it started (the marker file) and sleeps until the
+    # kill. No race with the clock: the kill lands with two cells done and the third in flight.
+    script = (
+        "import importlib, sys, time\n"
+        "rs = importlib.import_module('certdp.cli.run_sweep')  # certdp.cli.run_sweep is also a function\n"
+        "marker = sys.argv.pop(1)\n"
+        "real, started = rs.run_cell, []\n"
+        "def run_cell(task):\n"
+        "    started.append(task)\n"
+        "    if len(started) == 3:\n"
+        "        open(marker, 'w').close()\n"
+        "        while True:\n"
+        "            time.sleep(3600)\n"
+        "    return real(task)\n"
+        "rs.run_cell = run_cell\n"
+        "from certdp.cli import main_entry\n"
+        "main_entry()\n"
+    )
+    argv = [sys.executable, "-c", script, str(marker), "sweep", str(spec), "--out", str(out), "--scheduler", "serial"]
+    with errors.open("wb") as err:
+        proc = subprocess.Popen([*argv, "--json"], stdout=subprocess.DEVNULL, stderr=err)
+    deadline = time.monotonic() + 600  # a safety net only: the marker appears within seconds
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
-    os.kill(proc.pid, signal.SIGKILL)
+    proc.kill()  # SIGKILL
     proc.wait()
+    assert marker.exists(), (proc.returncode, errors.read_text())
+    journal = out / ledger.JOURNAL
     kept = {n for n, e in ledger.previous_cells(out).items() if e["status"] == "ok"}
-    if len(kept) == 5:
-        pytest.skip("the sweep finished before it could be killed")
-    assert len(kept) >= 2 and journal.exists()
+    assert len(kept) == 2 and journal.exists()  # the two cells done survive; the one in flight is lost
     code, rec = sweep(tmp_path, text)
-    assert code == 0 and rec["ran"] == 5 - len(kept) and rec["counts"] == {"ok": 5}
+    assert code == 0 and rec["ran"] == 3 and rec["counts"] == {"ok": 5}
     assert not journal.exists() and len(manifest(out)["cells"]) == 5
 
 

@@ -51,7 +51,8 @@ def cli(spec: Path, out: Path, scheduler: str, *extra: str) -> subprocess.Comple
     return subprocess.run(argv, capture_output=True, text=True, timeout=600)
 
 
-def wait_for(pred, what: str, seconds: float = 120.0):
+def wait_for(pred, what: str, seconds: float = 600.0):
+    """Poll ``pred`` until it is true: every wait is for an event, the timeout only a safety net."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         got = pred()
@@ -61,10 +62,41 @@ def wait_for(pred, what: str, seconds: float = 120.0):
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _hold_the_third_cell(folder: str) -> None:
+    """Run on each worker (client.run): the third cell to start on any of them never ends; its
+    worker writes its pid to ``folder``/held and sleeps until killed. The cells pickle
+    run_cell by reference, so a worker finds this wrapper in its place."""
+    import importlib
+    import os
+    import time
+
+    rs = importlib.import_module("certdp.cli.run_sweep")  # certdp.cli.run_sweep is also a function's name
+    real = rs.run_cell
+
+    def run_cell(task: object) -> object:
+        n = 1
+        while True:  # claim the next start number, across the workers
+            try:
+                os.close(os.open(os.path.join(folder, f"start{n}"), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+                break
+            except FileExistsError:
+                n += 1
+        if n == 3:
+            with open(os.path.join(folder, "held.tmp"), "w") as f:
+                f.write(str(os.getpid()))
+            os.rename(os.path.join(folder, "held.tmp"), os.path.join(folder, "held"))
+            while True:
+                time.sleep(3600)
+        return real(task)
+
+    rs.run_cell = run_cell
+
+
 def test_a_worker_killed_mid_sweep_costs_one_retry_and_nothing_else(tmp_path):
     spec = tmp_path / "cal.toml"
     spec.write_text(CAL6)
-    out = tmp_path / "out"
+    out, held = tmp_path / "out", tmp_path / "held"
+    held.mkdir()
     names = {f"sg_n{n}_eps{e}" for n in (4, 8) for e in (1, 2, 3)}
     with (
         distributed.LocalCluster(
@@ -72,15 +104,19 @@ def test_a_worker_killed_mid_sweep_costs_one_retry_and_nothing_else(tmp_path):
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
+        client.run(_hold_the_third_cell, str(held))
+        pids = client.run(os.getpid)
         argv = [sys.executable, "-m", "certdp", "sweep", str(spec), "--out", str(out), "--json"]
         proc = subprocess.Popen(
             [*argv, "--scheduler", cluster.scheduler_address], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         journal = out / ledger.JOURNAL
+        # mid-sweep, by events rather than a race with the clock: a first cell is journaled and the
+        # third one is running, held, on the worker that is then killed hard (no clean shutdown)
         wait_for(lambda: journal.exists() and journal.read_text().strip(), "the first finished cell")
-        # mid-sweep: a worker that is running a cell right now is killed hard (no clean shutdown)
-        busy = wait_for(lambda: [w for w, keys in client.processing().items() if keys], "a busy worker")
-        pids = client.run(os.getpid)
+        wait_for(lambda: (held / "held").exists(), "the third cell")
+        busy = [w for w, pid in pids.items() if pid == int((held / "held").read_text())]
+        assert len(busy) == 1 and any(busy[0] == w for w, keys in client.processing().items() if keys)
         os.kill(pids[busy[0]], signal.SIGKILL)
         stdout, stderr = proc.communicate(timeout=600)
         assert proc.returncode == 0, stderr
@@ -147,7 +183,7 @@ def test_a_scheduler_and_a_worker_in_separate_processes(tmp_path, monkeypatch, c
             )
         )
         with distributed.Client(address) as client:
-            client.wait_for_workers(1, timeout=120)
+            client.wait_for_workers(1, timeout=600)  # a safety net: the worker is up in seconds
         assert address.startswith("tcp://127.0.0.1:")
         spec = tmp_path / "eps.toml"
         spec.write_text(EPS3)

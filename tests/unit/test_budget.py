@@ -9,6 +9,7 @@ import pytest
 from certdp.budget import Deadline, as_deadline
 from certdp.calibrate import calibrate_epsilon
 from certdp.errors import BudgetExhausted, CertdpError, InvalidArgument, PrecisionExhausted
+from tests.counters import ticking_budget
 
 
 def test_no_budget_never_raises() -> None:
@@ -17,14 +18,29 @@ def test_no_budget_never_raises() -> None:
     d.check("anything")
 
 
-def test_the_budget_raises_once_spent_and_names_itself() -> None:
+def test_the_budget_raises_once_spent_and_names_itself(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = ticking_budget(monkeypatch, 1 / 64)  # each read 1/64 s later: no machine load can move the stop
     d = Deadline("0.05")
-    d.check("early")  # well inside the budget
-    time.sleep(0.06)
-    with pytest.raises(BudgetExhausted, match=r"^max_seconds=0\.05 ran out after .* while probing") as info:
-        d.check("probing")
+    for _ in range(3):
+        d.check("early")  # 1/64, 2/64, 3/64 < 0.05
+    with pytest.raises(BudgetExhausted, match=r"^max_seconds=0\.05 ran out after 0\.0 s while probing") as info:
+        d.check("probing")  # 4/64 >= 0.05
+    assert clock.reads == 1 + 4 + 1  # the start, four checks, the message
     # not a PrecisionExhausted: refine() and calibrate retry those at a higher precision or a finer grid
     assert isinstance(info.value, CertdpError) and not isinstance(info.value, PrecisionExhausted)
+
+
+def test_the_product_reads_the_monotonic_clock() -> None:
+    """Without a test clock: a fresh hour-long budget returns, and one spent by a sleep raises
+    (time.sleep waits at least its argument on the monotonic clock, however loaded the machine)."""
+    import certdp.budget
+
+    assert certdp.budget.clock is time.monotonic
+    Deadline(3600).check("at once")
+    d = Deadline("0.05")
+    time.sleep(0.06)
+    with pytest.raises(BudgetExhausted, match=r"^max_seconds=0\.05 ran out after"):
+        d.check("after the sleep")
 
 
 @pytest.mark.parametrize("value", [0, -1, float("nan"), float("inf"), "1e8", "x"])
@@ -132,13 +148,18 @@ def test_a_pld_calibration_budget_is_checked_inside_each_composition() -> None:
         calibrate_pld("0.01", 500, 3, "1e-5", max_seconds=OutAfterFirstProbe(60))
 
 
-def test_eps_max_seconds_stops_a_long_pld_composition(capsys: pytest.CaptureFixture[str]) -> None:
+def test_eps_max_seconds_stops_a_long_pld_composition(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """certdp eps ... --max-seconds 0.5 on a composition that takes minutes (8 min measured) exits 3
     instead of finishing (the budget is checked between the lattice products; before, it was
-    never checked inside the composition and this command ran to the end and printed its result)."""
+    never checked inside the composition and this command ran to the end and printed its result).
+    The budget's clock advances 1/4 s per read, so it runs out at the second check, under any load."""
     from certdp.cli import main
 
+    clock = ticking_budget(monkeypatch, 1 / 4)
     argv = ["eps", "subsampled-gaussian", "--q", "0.3", "--sigma", "0.8", "--steps", "20000", "--delta", "1e-5"]
     assert main([*argv, "--h", "1/4096", "--max-seconds", "0.5", "--json"]) == 3
     err = capsys.readouterr().err.strip()
-    assert err.startswith("certdp: error: max-seconds=0.5 ran out after") and "computing eps" in err
+    assert err.startswith("certdp: error: max-seconds=0.5 ran out after 0.7 s while computing eps"), err
+    assert clock.reads == 1 + 2 + 1  # the start, two checks between products, the message

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 
@@ -17,7 +18,7 @@ import pytest
 import certdp
 from certdp import Target
 from certdp.enclose.ball import Enclosure, to_ball
-from certdp.enclose.context import current_cap, current_prec, workcap, workprec
+from certdp.enclose.context import _scoped, current_cap, current_prec, workcap, workprec
 from certdp.enclose.refine import refine
 from certdp.enclose.special import taylor_coefficients
 
@@ -86,11 +87,20 @@ def test_another_thread_waits_for_a_workprec_block() -> None:
         with workprec(300):
             seen.append(current_prec())
 
+    def waiting_at_the_lock() -> bool:  # its innermost frame: _scoped, acquiring FLINT_LOCK
+        frame = sys._current_frames().get(t.ident)  # type: ignore[arg-type]
+        return frame is not None and frame.f_code is _scoped.__wrapped__.__code__  # type: ignore[attr-defined]
+
     t = threading.Thread(target=other)
     t.start()
     with workprec(100):
         inside.set()
-        t.join(timeout=0.2)  # the other thread is blocked: it cannot change our precision
+        # synchronised on the event (the other thread is waiting for the lock), not on a sleep;
+        # the timeout is a safety net only
+        deadline = time.monotonic() + 600
+        while not waiting_at_the_lock() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert waiting_at_the_lock()  # it is blocked: it cannot change our precision
         assert t.is_alive() and current_prec() == 100
     t.join()
     assert seen == [300]
