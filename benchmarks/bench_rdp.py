@@ -48,7 +48,7 @@ def main() -> None:
         t_cert = best_time(lambda q=q, sigma=sigma: certified_curve(q, sigma))
         curve = certified_curve(q, sigma)
         run = certdp.compose(certdp.SubsampledGaussian(q, sigma, "remove"), 500)
-        eps = certdp.epsilon(run, "1e-5", orders=ORDERS)
+        eps = certdp.notions.conversion_epsilon(run, "1e-5", orders=ORDERS)  # the RDP conversion, as dp_accounting
         if dpa is None:
             print(f"{q:>6} {sigma:>6} {t_cert:10.4f} {'-':>10} {'-':>7} {'-':>13} {float(eps.sound):20.15g}")
             continue

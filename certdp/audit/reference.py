@@ -8,7 +8,7 @@ add divergences), or one side of it when certdp can certify only that side:
 * ``eps-rdp``: the RDP-to-(eps, delta) conversion a peer's RDP accountant applies, minimized over
   THAT peer's orders, with the true RDP values: ``cks`` is min_alpha D_alpha + log((alpha-1)/alpha)
   - (log delta + log alpha)/(alpha-1) (Canonne, Kamath, Steinke; dp_accounting, Opacus;
-  certdp.notions.epsilon on an explicit grid), ``basic`` is min_alpha D_alpha + log(1/delta)/(alpha-1)
+  certdp.notions.conversion_epsilon on an explicit grid), ``basic`` is min_alpha D_alpha + log(1/delta)/(alpha-1)
   (Mironov; autodp);
 * ``eps-pld`` / ``delta-pld``: the exact eps(delta) / delta(eps) of the mechanism, by the lattice
   bounds of certdp.notions.pld (both ends proved); past their limits, only the upper side, from
