@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 from certdp.cli import main
-from certdp.notions import epsilon
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.pairs import SubsampledGaussian, compose
 from tests.counters import ticking_budget
 
@@ -42,7 +42,7 @@ def test_epochs_of_subsampled_gaussian_mean_ceil_epochs_over_q(capsys: pytest.Ca
     sigma = Fraction(rec["sigma"])
     one_step = epsilon(SubsampledGaussian("0.05", sigma), "1e-5").enclosure
     composed = epsilon(compose(SubsampledGaussian("0.05", sigma), 40), "1e-5").enclosure
-    assert composed.upper <= 2 < Fraction(rec["epsilon_lower_at_miss"])
+    assert composed.upper <= 2 < Fraction(rec["rdp_bound_lower_at_miss"])
     assert one_step.upper < Fraction(3, 2)  # far below the target: a one-step calibration would stop much lower
     rec3 = json.loads(run(["eps", "subsampled-gaussian", "--q", "0.3", "--sigma", "2", "--epochs", "1", "--delta",
                             "1e-5", "--json"], capsys)[1])  # fmt: skip
@@ -115,7 +115,7 @@ def test_integer_counts_written_as_decimals(capsys: pytest.CaptureFixture[str]) 
 def test_order_echoes_the_users_decimal(capsys: pytest.CaptureFixture[str]) -> None:
     rec = json.loads(run(["eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--orders", "2.8,3.7", "--json"],
                          capsys)[1])  # fmt: skip
-    assert rec["orders"] == ["2.8", "3.7"] and rec["order"] in ("2.8", "3.7")
+    assert rec["rdp_bound"]["orders"] == ["2.8", "3.7"] and rec["rdp_bound"]["order"] in ("2.8", "3.7")
     rec = json.loads(run(["convert", "--from", "zcdp", "--to", "eps-delta", "--value", "0.5", "--delta", "1e-5",
                           "--json"], capsys)[1])  # fmt: skip
     assert isinstance(rec["order"], str) and float(rec["order"]) > 1

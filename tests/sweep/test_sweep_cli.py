@@ -87,8 +87,10 @@ def test_failed_cells_are_recorded_and_rerun_while_the_others_go_on(tmp_path, mo
 mechanism = "gaussian"
 sigma = 1
 delta = 1e-5
+via = "rdp"
 max_seconds = [1e-9, 100]
 """
+    # (via rdp: the exact closed form, gaussian's default, never reaches a budget check)
     # the budgets' clock advances 1 s per read: 1e-9 runs out at the first check, 100 at the
     # hundredth, which the cells never reach (asserted below), however loaded the machine
     clock = ticking_budget(monkeypatch, 1.0)

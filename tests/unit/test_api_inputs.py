@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 import certdp
 from certdp.enclose import Enclosure, Target, upper_float, workprec
 from certdp.errors import CertdpError, InvalidArgument, LimitExceeded, Unsupported
-from certdp.notions import delta, epsilon
+from certdp.notions import conversion_delta as delta
+from certdp.notions import conversion_epsilon as epsilon
 from certdp.notions.bounded_range import mu_from_bounded_range
 from certdp.notions.eps_delta import ConversionResult
 from certdp.notions.expansion import local_expansion
