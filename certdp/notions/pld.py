@@ -186,14 +186,29 @@ class Composed:
             j += 1
         return j
 
+    def _first_undecided(self, e: Ball, j: int) -> int:
+        """The first index whose loss is not certainly <= e, searching down from ``j`` (the first
+        index certainly > e): the indices in between are those whose loss the balls cannot place."""
+        while j > 0 and not to_ball(self.loss(j - 1)) <= e:
+            j -= 1
+        return j
+
     def delta_upper(self, eps: Ball) -> Ball:
         """Contract: the upper end bounds delta_n(eps) of every pair the lattice pair dominates
-        (module docstring; exact eps: a ball eps uses its lower end, delta being decreasing)."""
+        (module docstring; exact eps: a ball eps uses its lower end, delta being decreasing).
+        Indices whose loss cannot be placed against eps at the working precision are counted too,
+        each with c_i (1 - e^{eps - l_i})_+ (at most c_i times the balls' radius), so no term of
+        the sum is dropped."""
         e = to_ball(eps.lower()) if not eps.is_exact() else eps
         j = self._first_index(e)
+        undecided = to_ball(0)
+        for i in range(self._first_undecided(e, j), j):
+            c_i = self.s0[i] - (self.s0[i + 1] if i + 1 < len(self.s0) else to_ball(0))
+            g = (1 - (e - to_ball(self.loss(i))).exp()).max(to_ball(0))
+            undecided += c_i.max(to_ball(0)) * g
         if j >= len(self.s0):
-            return self.extra
-        return self.s0[j] - e.exp() * self.s1[j] + self.extra
+            return self.extra + undecided
+        return self.s0[j] - e.exp() * self.s1[j] + self.extra + undecided
 
     def delta_lower(self, eps: Ball) -> Ball:
         """Contract: for pmfs from :func:`lower_lattice_pmf`, the lower end is <= delta_n(eps) of
