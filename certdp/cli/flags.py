@@ -34,7 +34,9 @@ _TV_METHOD_FLAGS = {
 
 
 def _flag(dest: str) -> str:
-    return {"from_": "from", "max_prec": "max-prec", "max_seconds": "max-seconds"}.get(dest, dest)
+    return {"from_": "from", "max_prec": "max-prec", "max_seconds": "max-seconds", "rel_width": "rel-width"}.get(
+        dest, dest
+    )
 
 
 def used_flags(args: argparse.Namespace) -> set[str]:
@@ -52,7 +54,7 @@ def used_flags(args: argparse.Namespace) -> set[str]:
     if cmd in ("eps", "delta") and getattr(args, "event", None) is not None:
         # the event file describes the mechanism: its flags would be ignored
         query = "delta" if cmd == "eps" else "eps"
-        return {"event", query, "via", "h", "orders", "max_seconds"} | _PRECISION
+        return {"event", query, "via", "h", "rel_width", "orders", "max_seconds"} | _PRECISION
     if cmd == "gdp":
         return {"rho"} | _PRECISION
     if cmd == "convert":
@@ -74,8 +76,8 @@ def used_flags(args: argparse.Namespace) -> set[str]:
         "rho": {"method"},
         "expansion": {"t"},
         # the accountant (certdp.notions.accountant) says which of --h / --orders its route reads
-        "eps": {"delta", "via", "h", "orders"},
-        "delta": {"eps", "via", "h", "orders"},
+        "eps": {"delta", "via", "h", "rel_width", "orders"},
+        "delta": {"eps", "via", "h", "rel_width", "orders"},
     }
     if cmd == "tv":
         return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]

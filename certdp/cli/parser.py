@@ -250,7 +250,13 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
                 help="pld: lattice spacing (default 2^-11 = 0.00048828125, halved while one step's lattice has fewer "
                 "than 2048 cells, down to 2^-20); pairs whose loss has atoms (laplace, "
                 "discrete-laplace, discrete-gaussian) use a spacing near it that puts the lattice just below their "
-                "atoms (the discrete ones: the atoms' own spacing, exact)",
+                "atoms (the discrete ones: the atoms' own spacing, exact); given, one lattice and no refinement",
+            )
+            p.add_argument(
+                "--rel-width",
+                help="pld without --h: target relative width (upper - lower)/upper of the enclosure in (0, 1) "
+                "(default 1e-4); the lattice is refined until it is met, else exit 3 (PrecisionExhausted) with "
+                "the width reached",
             )
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
         if name == "tv":

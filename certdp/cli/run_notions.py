@@ -230,7 +230,9 @@ def run_eps_delta(
     ``rdp_bound``/``zcdp_bound``; a route switch is a ``warnings`` entry and a stderr line.
     """
     target = target_from_args(args, CONVERSION_TARGET)
-    kwargs = {"via": args.via, "orders": orders, "h": args.h, "target": target}
+    raw_rw = getattr(args, "rel_width", None)
+    rel_width = None if raw_rw is None else real("rel-width", raw_rw, gt=0, lt=1)
+    kwargs = {"via": args.via, "orders": orders, "h": args.h, "target": target, "rel_width": rel_width}
     prec = integer("prec", args.prec, ge=64) if args.prec is not None else PLD_PREC
     with workprec(prec):
         if args.command == "eps":

@@ -116,20 +116,26 @@ class CertifiedAccountant:
 
     ``direction``: the neighbouring relation of each step ("both": add/remove, the default;
     "remove" or "add" for one of them, as some accountants report). ``h``: the PLD lattice
-    spacing (None: certdp's default, certdp.notions.pld.auto_h). ``via``: "pld" (the default,
+    spacing (None: certdp's default, refined until the relative width of epsilon is at most
+    ``rel_width``, default 1e-4, else PrecisionExhausted; certdp.notions.pld.pld_bounds). ``via``: "pld" (the default,
     falling back to RDP when the lattice accountant refuses the history) or "rdp".
 
     Contract: :meth:`get_epsilon_interval` encloses the accounted epsilon (module docstring),
     and :meth:`get_epsilon` is at least its upper end, so it is a sound epsilon of the history.
     """
 
-    def __init__(self, *, direction: str = "both", h: object = None, via: str = "pld") -> None:
+    def __init__(
+        self, *, direction: str = "both", h: object = None, via: str = "pld", rel_width: object = None
+    ) -> None:
         if direction not in DIRECTIONS:
             raise invalid("direction", direction, f"must be one of {', '.join(DIRECTIONS)}")
         if via not in ("pld", "rdp"):
             raise invalid("via", via, "must be pld or rdp")
         self.direction, self.via = direction, via
         self.h = None if h is None else real("h", h, gt=0, le=1)  # type: ignore[arg-type]
+        self.rel_width = None if rel_width is None else real("rel-width", rel_width, gt=0, lt=1)  # type: ignore[arg-type]
+        if self.h is not None and self.rel_width is not None:
+            raise InvalidArgument("give h or rel_width, not both: an explicit h skips the refinement")
         self.history: list[tuple[Any, Any, int]] = []
         self._cache: OrderedDict[tuple[object, ...], EpsilonResult] = OrderedDict()
         _register_if_loaded()
@@ -197,7 +203,7 @@ class CertifiedAccountant:
             destination = OrderedDict()
         destination["history"] = deepcopy(self.history)
         destination["mechanism"] = self.mechanism()
-        destination["certdp"] = {"direction": self.direction, "via": self.via, "h": self.h}
+        destination["certdp"] = {"direction": self.direction, "via": self.via, "h": self.h, "rel_width": self.rel_width}
         return destination
 
     def load_state_dict(self, state_dict: Mapping[str, Any]) -> None:
@@ -225,8 +231,10 @@ class CertifiedAccountant:
             direction=options.get("direction", self.direction),
             via=options.get("via", self.via),
             h=options.get("h", self.h),
+            rel_width=options.get("rel_width", self.rel_width),
         )
         self.direction, self.via, self.h = fresh.direction, fresh.via, fresh.h
+        self.rel_width = fresh.rel_width
         self.history = history
         self._cache.clear()
 
@@ -260,7 +268,7 @@ class CertifiedAccountant:
         steps = sum(n for _, n in parts)
         if not parts:
             return EpsilonResult(Enclosure.from_bounds(Fraction(0), Fraction(0), PLD_PREC), "none", 0, d)
-        key = (tuple(parts), d, self.via, self.h)
+        key = (tuple(parts), d, self.via, self.h, self.rel_width)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -270,7 +278,8 @@ class CertifiedAccountant:
         # warning): the CLI and certdp.epsilon choose the same way
         route = default_route(pair) if self.via == "pld" else Route("rdp", "via=rdp was asked for")
         h = self.h if route.via == "pld" else None
-        res = routed_epsilon(pair, d, via=None if self.via == "pld" else "rdp", h=h)
+        rel_width = self.rel_width if route.via == "pld" else None
+        res = routed_epsilon(pair, d, via=None if self.via == "pld" else "rdp", h=h, rel_width=rel_width)
         enc, via = res.enclosure, res.via
         fallback = "" if via in ("pld", "exact") else "; ".join(res.warnings) or res.reason
         for note in res.warnings:

@@ -204,8 +204,9 @@ def _run(
     orders: Iterable[Number] | None,
     h: Number | None,
     target: Target,
+    rel_width: Number | None = None,
 ) -> EpsDeltaResult:
-    from certdp.notions.pld import pld_bounds
+    from certdp.notions.pld import default_spacing, pld_bounds
 
     _check_route(via)
     if not isinstance(pair, PrivacyPair):
@@ -218,7 +219,12 @@ def _run(
         raise InvalidArgument(f"orders={fmt_value(list(orders))} are read by via rdp or zcdp only, not via={route.via}")
     if h is not None and route.via != "pld":
         raise InvalidArgument(f"h={fmt_value(h)} is the lattice spacing of via pld, not used by via={route.via}")
+    if rel_width is not None and route.via != "pld":
+        raise InvalidArgument(
+            f"rel_width={fmt_value(rel_width)} is the target width of via pld, not used by via={route.via}"
+        )
     hh = None if h is None else real("h", h, gt=0, le=1)
+    rw = None if rel_width is None else real("rel-width", rel_width, gt=0, lt=1)
     warnings: list[str] = []
     if route.switched:
         warnings.append(route.reason)
@@ -240,7 +246,7 @@ def _run(
     if route.via == "pld":
         try:
             with workprec(max(current_prec(), PLD_PREC)):
-                res = pld_bounds(pair, h=hh, **key)
+                res = pld_bounds(pair, h=hh, rel_width=rw, **key)
             return EpsDeltaResult(
                 quantity, res.enclosure, "pld", LOWER_PLD, UPPER_PLD, route.reason, grid=res.grid, warnings=()
             )
@@ -261,7 +267,9 @@ def _run(
     elif pld_refusal(pair) is None and not route.switched:
         try:
             with workprec(max(current_prec(), PLD_PREC)):
-                res = pld_bounds(pair, **key)
+                # only the lower end is used: one lattice at the default spacing, no refinement
+                spacing = default_spacing(pair, delta=given if quantity == "epsilon" else None)
+                res = pld_bounds(pair, h=spacing, **key)
             lower, lower_from, grid = res.enclosure.lower, LOWER_PLD, res.grid
         except (LimitExceeded, Unsupported):
             pass  # no lattice lower bound for this pair: 0 stays the proved lower end
@@ -290,18 +298,21 @@ def epsilon(
     orders: Iterable[Number] | None = None,
     h: Number | None = None,
     target: Target = CONVERSION_TARGET,
+    rel_width: Number | None = None,
 ) -> EpsDeltaResult:
     """Certified eps(delta) of ``pair``: [lower, upper] with lower <= the true eps <= upper.
 
     ``via`` None picks the accountant by the rule of the module docstring; "exact", "pld", "rdp" or
-    "zcdp" asks for one (``orders`` for rdp/zcdp, ``h`` for pld).
+    "zcdp" asks for one (``orders`` for rdp/zcdp, ``h`` or ``rel_width`` for pld: without h, pld
+    refines its lattice until (upper - lower)/upper <= rel_width, default 1e-4, else raises
+    PrecisionExhausted; certdp.notions.pld.pld_bounds).
 
     Contract: the enclosure contains the smallest eps >= 0 with delta(eps) <= ``delta`` of the pair
     (both directions the pair covers); the upper end is a sound eps. Proofs: exact, docs/math.md §6;
     pld, §10; rdp/zcdp upper ends, §3, lower ends as ``lower_from`` says.
     """
     d = real("delta", delta, gt=0, lt=1)
-    return _run("epsilon", pair, d, delta, via, orders, h, target)
+    return _run("epsilon", pair, d, delta, via, orders, h, target, rel_width)
 
 
 def delta(
@@ -312,10 +323,11 @@ def delta(
     orders: Iterable[Number] | None = None,
     h: Number | None = None,
     target: Target = CONVERSION_TARGET,
+    rel_width: Number | None = None,
 ) -> EpsDeltaResult:
     """Certified delta(eps) of ``pair``: [lower, upper] with lower <= the true delta <= upper.
 
     Contract: as :func:`epsilon`, for the hockey-stick divergence delta(eps) at ``eps`` >= 0.
     """
     e = real("eps", eps, ge=0)
-    return _run("delta", pair, e, eps, via, orders, h, target)
+    return _run("delta", pair, e, eps, via, orders, h, target, rel_width)

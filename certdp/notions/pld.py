@@ -44,7 +44,7 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
 from certdp.enclose.ball import readable_repr
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, invalid
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, invalid
 from certdp.notions.pld_grid import (
     ATOMIC_CELLS,
     AUTO_MIN_CELLS,
@@ -79,12 +79,18 @@ __all__ = [
     "AUTO_MIN_CELLS",
     "COARSE_FACTOR",
     "DEFAULT_H",
+    "DEFAULT_REL_WIDTH",
     "MAX_CELLS",
     "MAX_LOSS",
     "MAX_PARTS",
+    "MAX_REFINE_PRODUCT",
+    "MAX_REFINE_ROUNDS",
+    "MAX_REFINE_STEP",
     "MAX_STEPS",
     "MIN_AUTO_H",
+    "PROBE_FACTOR",
     "PRUNE_FLOOR",
+    "REFINE_SAFETY",
     "Composed",
     "LatticeBounds",
     "LatticePmf",
@@ -98,6 +104,7 @@ __all__ = [
     "common_grid",
     "compose",
     "compose_parts",
+    "default_spacing",
     "delta_upper",
     "directions",
     "eps_lower",
@@ -108,6 +115,7 @@ __all__ = [
     "offset_lattice",
     "part_lattices",
     "pld_bounds",
+    "refined_h",
     "resolution",
     "side_bounds",
     "tuned_lattice",
@@ -122,6 +130,25 @@ MAX_STEPS = 10**5
 #: most distinct parts of a composition the lattice accountant composes (each adds a power and
 #: a product of long lattices: 100 parts ran for minutes; beyond, RDP is the accountant to use)
 MAX_PARTS = 16
+
+#: the default target of pld_bounds without h: relative width (upper - lower)/upper of the enclosure
+DEFAULT_REL_WIDTH = Fraction(1, 10**4)
+
+#: the refinement's first round runs at this multiple of auto_h (a cheap probe of the width)
+PROBE_FACTOR = 4
+
+#: the predicted spacing is multiplied by this before it is rounded down to a power of two
+REFINE_SAFETY = Fraction(85, 100)
+
+#: one round refines the spacing by at most this factor (and at least 2)
+MAX_REFINE_STEP = 32
+
+#: most rounds of the refinement (the probe included)
+MAX_REFINE_ROUNDS = 6
+
+#: longest product (coefficients) a refinement round forms: the verifier's MAX_PLD_PRODUCT
+#: (certdp.cert.limits; ~600 bytes each at 128 bits)
+MAX_REFINE_PRODUCT = 1 << 20
 
 #: coefficients below this are pruned during the powers (their mass is counted in the bound) when
 #: no delta sets the scale (delta(eps) queries); see :func:`resolution`
@@ -460,15 +487,78 @@ def lattice_record(lattice: LossLattice) -> dict[str, object]:
     }
 
 
+def _relative_width(enc: Enclosure) -> Fraction:
+    """(upper - lower)/upper of an enclosure with lower >= 0; 0 when upper is 0 (exact zero)."""
+    if enc.upper <= 0:
+        return Fraction(0)
+    return (enc.upper - enc.lower) / enc.upper
+
+
+def _pow2_floor(x: Fraction) -> Fraction:
+    """The largest power of two <= x (x > 0)."""
+    k = x.numerator.bit_length() - x.denominator.bit_length()
+    p = Fraction(2) ** k
+    while p > x:
+        p /= 2
+    while p * 2 <= x:
+        p *= 2
+    return p
+
+
+def refined_h(h: Fraction, width: Fraction, target: Fraction) -> Fraction:
+    """The next spacing of the refinement (only steers: any spacing is sound): the second-order
+    model width ~ C h^2 through (h, width) predicts sqrt(target/width) h; times REFINE_SAFETY,
+    rounded down to a power of two, and between h/MAX_REFINE_STEP (h/4 for a width >= 1/2, not
+    yet second order) and h/2.
+
+    Contract: a power of two in [h/MAX_REFINE_STEP, h/2] when h is one; no enclosure.
+    """
+    ratio = math.sqrt(float(target) / float(width)) if width > 0 else 1.0
+    wanted = h * Fraction(ratio).limit_denominator(2**20) * REFINE_SAFETY
+    # a width near 1 (the lower end still near 0) is not yet in the second-order regime
+    step = MAX_REFINE_STEP if width < Fraction(1, 2) else 4
+    return min(max(_pow2_floor(wanted) if wanted > 0 else h / step, h / step), h / 2)
+
+
+def default_spacing(pair: PrivacyPair, *, delta: object = None) -> Fraction:
+    """The spacing pld_bounds used before the rel_width refinement (:func:`auto_h` of every
+    direction's parts, at the tail bits of ``delta``): for callers that want one cheap lattice
+    (an explicit h skips the refinement).
+
+    Contract: a power of two in [MIN_AUTO_H, DEFAULT_H]; only steers tightness.
+    """
+    d = None if delta is None else real("delta", delta, gt=0, lt=1)  # type: ignore[arg-type]
+    comps = directions(pair)
+    steps = sum(n for _, n in next(iter(comps.values())))
+    _, tail_bits = resolution(d, steps)
+    return auto_h([part for parts in comps.values() for part in parts], tail_bits)
+
+
 def pld_bounds(
-    pair: PrivacyPair, *, delta: Fraction | None = None, eps: Fraction | None = None, h: Fraction | None = None
+    pair: PrivacyPair,
+    *,
+    delta: Fraction | None = None,
+    eps: Fraction | None = None,
+    h: Fraction | None = None,
+    rel_width: object = None,
 ) -> PldResult:
     """Two-sided certified eps at ``delta`` (or delta at ``eps``) of a pair or a composition (of
     one pair, or of several: the product of their lattice pmfs), by the lattice bounds; a
     subsampled Gaussian with direction ``both`` takes the larger value of each end over the
     remove and add compositions (:func:`directions`). Pairs whose loss has atoms are put on a
-    lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h. ``h``
-    None: :func:`auto_h` (DEFAULT_H, finer where one step's losses are tiny).
+    lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
+
+    ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None).
+    ``h`` None: refine until the relative width (upper - lower)/upper of the enclosure is at
+    most ``rel_width`` (None: DEFAULT_REL_WIDTH = 1e-4; an upper end of 0 counts as met). The
+    first round runs at PROBE_FACTOR x :func:`auto_h`; each next spacing comes from the
+    second-order error model through the last round (:func:`refined_h`). When the next lattice
+    would pass the limits (MAX_CELLS cells per step, MAX_REFINE_PRODUCT coefficients in a
+    product, MIN_AUTO_H, MAX_REFINE_ROUNDS) the finest feasible one is tried, then
+    PrecisionExhausted names rel-width, the width reached and the finest h (its ``result`` is
+    that round's sound PldResult, ``achieved_width`` its relative width). The grid records
+    ``rel_width`` and ``rounds`` (h and relative width per round). Every round's bounds are sound
+    (docs/math.md §10), so the stopping rule does not matter for soundness.
 
     With two directions, both are first bounded on lattices COARSE_FACTOR times coarser; the one
     with the larger coarse upper end is computed at h, and the other only when its coarse upper
@@ -485,6 +575,12 @@ def pld_bounds(
     delta = None if delta is None else real("delta", delta, gt=0, lt=1)
     eps = None if eps is None else real("eps", eps, ge=0)
     h = None if h is None else real("h", h, gt=0, le=1)
+    target = None if rel_width is None else real("rel-width", rel_width, gt=0, lt=1)  # type: ignore[arg-type]
+    if h is not None and target is not None:
+        raise InvalidArgument(
+            f"rel_width={fmt_value(target)} steers the default spacing: with h={fmt_value(h)} given "
+            "there is no refinement"
+        )
     comps = directions(pair)
     parts_n = len(next(iter(comps.values())))
     if parts_n > MAX_PARTS:  # each distinct part is a power and a product of long lattices
@@ -498,11 +594,13 @@ def pld_bounds(
             f"steps={steps} exceeds {MAX_STEPS}, the most the lattice accountant composes: use --via rdp"
         )
     floor, tail_bits = resolution(delta, steps)
-    if h is None:
-        h = auto_h([part for parts in comps.values() for part in parts], tail_bits)
     Result = tuple[dict[str, Ball], list[Part]]
+    cache: dict[tuple[str, Fraction], Result] = {}  # a round reuses the earlier rounds' lattices
 
-    def run(parts: list[tuple[PrivacyPair, int]], hh: Fraction) -> Result:
+    def run(name: str, hh: Fraction, max_product: int | None) -> Result:
+        if (name, hh) in cache:
+            return cache[(name, hh)]
+        parts = comps[name]
         # one tuned lattice per part for both sides (the upper bound is second order at any offset)
         lats = part_lattices(parts, hh, tail_bits)
         reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
@@ -512,30 +610,98 @@ def pld_bounds(
                 "use --via rdp"
             )
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
-        bounds = LatticeBounds(p0, n0, lat0, floor, others=others)
+        bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others)
         cap = _pure_dp_cap(parts)
         if delta is not None:
             ends = {side: bounds.eps(side, delta) for side in ("lower", "upper")}
             if cap is not None:  # eps = the largest loss gives delta = 0: pure DP (class docstrings)
                 ends = {side: min(value, cap) for side, value in ends.items()}
-            return {side: to_ball(value) for side, value in ends.items()}, lats
-        assert eps is not None
-        if cap is not None and eps >= cap:
-            return {"lower": to_ball(0), "upper": to_ball(0)}, lats
-        return {side: bounds.delta(side, eps) for side in ("lower", "upper")}, lats
+            out: Result = ({side: to_ball(value) for side, value in ends.items()}, lats)
+        else:
+            assert eps is not None
+            if cap is not None and eps >= cap:
+                out = ({"lower": to_ball(0), "upper": to_ball(0)}, lats)
+            else:
+                out = ({side: bounds.delta(side, eps) for side in ("lower", "upper")}, lats)
+        cache[(name, hh)] = out
+        return out
 
-    results: dict[str, Result] = {}
+    def at(hh: Fraction, max_product: int | None = None) -> PldResult:
+        return _assemble(comps, hh, run, max_product, delta, steps, floor)
+
+    if h is not None:
+        return at(h)
+    goal = DEFAULT_REL_WIDTH if target is None else target
+    hh = auto_h([part for parts in comps.values() for part in parts], tail_bits) * PROBE_FACTOR
+    res = at(hh)  # the first round: LimitExceeded here is the accountant's refusal, as before
+    rounds: list[dict[str, str]] = []
+
+    def record(r: PldResult, spacing: Fraction) -> Fraction:
+        w = _relative_width(r.enclosure)
+        rounds.append({"h": exact_str(spacing), "width": f"{float(w):.6g}"})
+        return w
+
+    def finish(r: PldResult) -> PldResult:
+        grid = dict(r.grid)
+        grid.update(rel_width=exact_str(goal), rounds=list(rounds))
+        return PldResult(r.quantity, r.enclosure, grid)
+
+    width = record(res, hh)
+    best, best_h, best_w = res, hh, width
+    while width > goal:
+        nxt = refined_h(hh, width, goal)
+        got = None
+        while got is None:
+            refusal = None
+            if len(rounds) >= MAX_REFINE_ROUNDS:
+                refusal = f"{MAX_REFINE_ROUNDS} rounds"
+            elif nxt < MIN_AUTO_H:
+                refusal = f"the finest spacing {exact_str(MIN_AUTO_H)}"
+            else:
+                try:
+                    got = at(nxt, MAX_REFINE_PRODUCT)
+                except LimitExceeded as exc:
+                    if nxt < hh / 2:  # try the finest lattice the limits allow
+                        nxt *= 2
+                        continue
+                    refusal = str(exc)
+            if refusal is not None:
+                exc2 = PrecisionExhausted(
+                    f"rel-width={fmt_value(goal)} not reached: relative width {float(best_w):.3g} at the finest "
+                    f"h={exact_str(best_h)} (the refinement stopped at {refusal})",
+                    achieved_width=float(best_w),
+                )
+                exc2.result = finish(best)  # type: ignore[attr-defined]
+                raise exc2
+        hh, res = nxt, got
+        width = record(res, hh)
+        best, best_h, best_w = res, hh, width
+    return finish(best)
+
+
+def _assemble(
+    comps: dict[str, list[tuple[PrivacyPair, int]]],
+    h: Fraction,
+    run: object,
+    max_product: int | None,
+    delta: Fraction | None,
+    steps: int,
+    floor: Fraction,
+) -> PldResult:
+    """One round of :func:`pld_bounds` at spacing h: each direction's bounds (the dominated one
+    on a coarse lattice), their grid, and the max of the ends."""
+    results: dict[str, tuple[dict[str, Ball], list[Part]]] = {}
     names = list(comps)
     if len(names) == 1:
-        results[names[0]] = run(comps[names[0]], h)
+        results[names[0]] = run(names[0], h, max_product)  # type: ignore[operator]
     else:
-        coarse = {name: run(comps[name], h * COARSE_FACTOR) for name in names}
+        coarse = {name: run(name, h * COARSE_FACTOR, max_product) for name in names}  # type: ignore[operator]
         order = sorted(names, key=lambda k: -float(coarse[k][0]["upper"].mid()))
         main = order[0]
-        results[main] = run(comps[main], h)
+        results[main] = run(main, h, max_product)  # type: ignore[operator]
         for name in order[1:]:
             dominated = coarse[name][0]["upper"] <= results[main][0]["lower"]
-            results[name] = coarse[name] if dominated else run(comps[name], h)
+            results[name] = coarse[name] if dominated else run(name, h, max_product)  # type: ignore[operator]
     grid: dict[str, object] = {}
     prec = current_prec()
     for name, (ends, lats) in results.items():

@@ -1,0 +1,201 @@
+"""The PLD accountant's default refinement to a relative width (issue 34 item 1; docs/math.md §10):
+without h, pld_bounds refines its lattice until (upper - lower)/upper <= rel_width (default 1e-4),
+else PrecisionExhausted; every round's enclosure is sound, checked against mpmath references."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from itertools import pairwise
+
+import mpmath as mp
+import pytest
+
+from certdp.cli import main
+from certdp.enclose import workprec
+from certdp.errors import InvalidArgument, PrecisionExhausted
+from certdp.notions import accountant
+from certdp.notions import pld as pld_mod
+from certdp.notions.accountant import PLD_PREC
+from certdp.notions.pld import DEFAULT_REL_WIDTH, pld_bounds, refined_h
+from certdp.pairs import compose
+from certdp.pairs.subsampled import SubsampledGaussian
+from tests.refs import contains, gaussian_delta, gaussian_eps
+
+
+def _pair(q: str, sigma: str, steps: int, direction: str = "both"):
+    base = SubsampledGaussian(q, sigma, direction)
+    return base if steps == 1 else compose(base, steps)
+
+
+def _bounds(pair, **kw):
+    with workprec(PLD_PREC):
+        return pld_bounds(pair, **kw)
+
+
+def _rel(enc) -> Fraction:
+    return Fraction(0) if enc.upper == 0 else (enc.upper - enc.lower) / enc.upper
+
+
+# (q, sigma, steps, delta): across q in [1e-3, 1], sigma in [0.5, 5], delta in [1e-10, 1e-3]
+TIGHT = [
+    ("0.01", "0.8", 200, "1e-5"),
+    ("0.001", "0.5", 300, "1e-3"),
+    ("0.05", "2", 300, "1e-10"),
+    ("0.2", "5", 50, "1e-6"),
+    ("1", "3", 20, "1e-8"),
+    ("1", "0.5", 1, "1e-4"),
+]
+
+
+@pytest.mark.parametrize(("q", "sigma", "steps", "delta"), TIGHT)
+def test_default_eps_meets_relative_width(q: str, sigma: str, steps: int, delta: str) -> None:
+    res = _bounds(_pair(q, sigma, steps), delta=delta)
+    enc = res.enclosure
+    assert 0 <= enc.lower <= enc.upper
+    assert _rel(enc) <= DEFAULT_REL_WIDTH, (enc, res.grid["rounds"])
+    assert res.grid["rel_width"] == "0.0001"
+    rounds = res.grid["rounds"]
+    assert rounds and float(rounds[-1]["width"]) <= 1e-4
+    hs = [Fraction(r["h"]) for r in rounds]
+    assert all(b < a for a, b in pairwise(hs))  # each round refines
+
+
+def test_looser_target_is_met_in_fewer_rounds() -> None:
+    pair = _pair("0.01", "0.8", 200)
+    loose = _bounds(pair, delta="1e-5", rel_width="1e-2")
+    tight = _bounds(pair, delta="1e-5")
+    assert _rel(loose.enclosure) <= Fraction(1, 100)
+    assert len(loose.grid["rounds"]) <= len(tight.grid["rounds"])
+    # both are sound enclosures of one number: they intersect
+    assert loose.enclosure.lower <= tight.enclosure.upper and tight.enclosure.lower <= loose.enclosure.upper
+
+
+# soundness: q = 1 is the Gaussian mechanism with mu^2 = steps/sigma^2 (mpmath, 60 digits)
+GAUSS = [("0.7", 1, "1e-5"), ("2", 40, "1e-8"), ("4", 500, "1e-3"), ("1.3", 7, "1e-10")]
+
+
+@pytest.mark.parametrize(("sigma", "steps", "delta"), GAUSS)
+def test_enclosure_contains_gaussian_reference(sigma: str, steps: int, delta: str) -> None:
+    res = _bounds(_pair("1", sigma, steps), delta=delta)
+    ref = gaussian_eps(Fraction(steps) / Fraction(sigma) ** 2, delta)
+    assert contains(res.enclosure, ref), (res.enclosure, ref)
+    assert _rel(res.enclosure) <= DEFAULT_REL_WIDTH
+
+
+@pytest.mark.parametrize(("sigma", "steps", "eps"), [("1", 4, "0.5"), ("3", 100, "2")])
+def test_delta_enclosure_contains_gaussian_reference(sigma: str, steps: int, eps: str) -> None:
+    res = _bounds(_pair("1", sigma, steps), eps=eps)
+    with mp.workdps(50):
+        ref = gaussian_delta(mp.sqrt(mp.mpf(steps)) / mp.mpf(sigma), eps)
+    assert contains(res.enclosure, ref), (res.enclosure, ref)
+    assert res.quantity == "delta" and _rel(res.enclosure) <= DEFAULT_REL_WIDTH  # the target on delta
+
+
+def _one_step_delta(q: mp.mpf, s: mp.mpf, eps: mp.mpf) -> mp.mpf:
+    """delta(eps) of one Poisson-subsampled Gaussian step, max over remove and add (docs/math.md §10:
+    L > l iff x > x(l) = s^2 log((e^l - 1 + q)/q) + 1/2 for remove; add: L > l iff x < x(-l))."""
+
+    def x_of(y: mp.mpf) -> mp.mpf:
+        return s**2 * mp.log((mp.exp(y) - 1 + q) / q) + mp.mpf(1) / 2
+
+    x0 = x_of(eps)
+    remove = (1 - q) * mp.ncdf(-x0 / s) + q * mp.ncdf(-(x0 - 1) / s) - mp.exp(eps) * mp.ncdf(-x0 / s)
+    add = mp.mpf(0)
+    if mp.exp(-eps) > 1 - q:
+        x1 = x_of(-eps)
+        add = mp.ncdf(x1 / s) - mp.exp(eps) * ((1 - q) * mp.ncdf(x1 / s) + q * mp.ncdf((x1 - 1) / s))
+    return max(remove, add)
+
+
+def _one_step_eps(q: str, sigma: str, delta: str) -> mp.mpf:
+    with mp.workdps(50):
+        qq, s, d = mp.mpf(q), mp.mpf(sigma), mp.mpf(delta)
+        lo, hi = mp.mpf(0), mp.mpf(60)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _one_step_delta(qq, s, mid) > d else (lo, mid)
+        return (lo + hi) / 2
+
+
+@pytest.mark.parametrize(("q", "sigma", "delta"), [("0.01", "0.6", "1e-6"), ("0.003", "0.5", "1e-8")])
+def test_one_step_small_q_contains_closed_form(q: str, sigma: str, delta: str) -> None:
+    res = _bounds(_pair(q, sigma, 1), delta=delta)
+    ref = _one_step_eps(q, sigma, delta)
+    assert contains(res.enclosure, ref, slack=1e-30), (res.enclosure, ref)
+
+
+def test_unreachable_target_raises_precision_exhausted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pld_mod, "MAX_REFINE_ROUNDS", 1)  # the limit that stops it (cells would, slowly)
+    pair = _pair("1", "2", 10)
+    with pytest.raises(PrecisionExhausted) as info:
+        _bounds(pair, delta="1e-6", rel_width="1e-12")
+    exc = info.value
+    msg = str(exc)
+    assert "rel-width=1e-12" in msg and "relative width" in msg and "h=" in msg and "\n" not in msg
+    assert exc.achieved_width is not None and exc.achieved_width > 1e-12
+    # the best round's enclosure rides along, and it is sound
+    best = exc.result  # type: ignore[attr-defined]
+    assert contains(best.enclosure, gaussian_eps(Fraction(10, 4), "1e-6"))
+    assert len(best.grid["rounds"]) == 1
+
+
+def test_round_limit_stops_refinement(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pld_mod, "MAX_REFINE_ROUNDS", 1)
+    with pytest.raises(PrecisionExhausted, match=r"rel-width=1e-08 not reached.*1 rounds"):
+        _bounds(_pair("0.01", "0.8", 50), delta="1e-5", rel_width="1e-8")
+
+
+def test_cli_unreachable_target_exits_3_on_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(pld_mod, "MAX_REFINE_ROUNDS", 1)
+    argv = ["eps", "subsampled-gaussian", "--q", "0.01", "--sigma", "0.8", "--steps", "50", "--delta", "1e-5"]
+    code = main([*argv, "--rel-width", "1e-8"])
+    _, err = capsys.readouterr()
+    assert code == 3 and "rel-width=1e-08" in err and err.count("\n") == 1
+
+
+def test_cli_rel_width_flag_and_grid(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eps", "subsampled-gaussian", "--q", "0.01", "--sigma", "0.8", "--steps", "100", "--delta", "1e-5"]
+    code = main([*argv, "--rel-width", "0.001", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["grid"]["rel_width"] == "0.001"
+    assert (Fraction(rec["upper"]) - Fraction(rec["lower"])) / Fraction(rec["upper"]) <= Fraction(1, 1000)
+
+
+@pytest.mark.parametrize("bad", ["0", "1", "-0.1", "nan", "x"])
+def test_cli_rel_width_validated(bad: str, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eps", "subsampled-gaussian", "--q", "0.01", "--sigma", "0.8", "--steps", "10", "--delta", "1e-5"]
+    code = main([*argv, "--rel-width", bad])
+    _, err = capsys.readouterr()
+    assert code == 2 and "rel-width" in err and err.count("\n") == 1
+
+
+def test_explicit_h_skips_refinement() -> None:
+    pair = _pair("0.01", "0.8", 100)
+    res = _bounds(pair, delta="1e-5", h=Fraction(1, 2**8))
+    assert "rounds" not in res.grid and "rel_width" not in res.grid
+    assert res.grid["remove"]["h"] == "0.00390625"  # type: ignore[index]
+    with pytest.raises(InvalidArgument, match="rel_width"):
+        _bounds(pair, delta="1e-5", h=Fraction(1, 2**8), rel_width="1e-3")
+
+
+def test_accountant_threads_rel_width() -> None:
+    pair = _pair("0.01", "0.8", 100)
+    with pytest.raises(InvalidArgument, match="rel_width"):
+        accountant.epsilon(pair, "1e-5", via="rdp", rel_width="1e-3")
+    res = accountant.epsilon(pair, "1e-5", via="pld", rel_width="1e-2")
+    assert res.grid is not None and res.grid["rel_width"] == "0.01"
+    assert _rel(res.enclosure) <= Fraction(1, 100)
+
+
+def test_refined_h_model() -> None:
+    h = Fraction(1, 2**9)
+    # width 1e-2 -> 1e-4 wants h/10 (x 0.85): the power of two below is h/16
+    assert refined_h(h, Fraction(1, 100), Fraction(1, 10**4)) == h / 16
+    assert refined_h(h, Fraction(2, 10**4), Fraction(1, 10**4)) == h / 2  # at least a halving
+    assert refined_h(h, Fraction(1, 10), Fraction(1, 10**12)) == h / 32  # at most 32 per round
+    assert refined_h(h, Fraction(9, 10), Fraction(1, 10**12)) == h / 4  # not yet second order
