@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from certdp.cli import main
 from certdp.enclose import workprec
 from certdp.errors import InvalidArgument
-from certdp.notions.pld import PldResult, aligned_spacing, common_grid, directions, pld_bounds
+from certdp.notions.pld import PldResult, aligned_spacing, common_grid, default_spacing, directions, pld_bounds
 from certdp.pairs import Composition, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, SubsampledGaussian
 from certdp.pairs.base import LossGrid
 
@@ -377,8 +377,8 @@ def test_atoms_next_to_a_gaussian_keep_the_lower_end_tight() -> None:
     stays second order (it was 4e-4 low). Reference: E over the discrete Laplace loss of the
     Gaussian curve, delta(eps) = sum_a m_a [Phi(mu/2 - (eps - a)/mu) - e^{eps - a} Phi(-mu/2 - (eps - a)/mu)]."""
     pair = Composition(((DiscreteLaplace(Fraction(1, 2), 1), 3), (Gaussian(2, 1), 2)))
-    with workprec(128):
-        enc = pld_bounds(pair, eps=Fraction(0)).enclosure
+    with workprec(128):  # the lattice of the default spacing (the refinement would stop at 1e-4 relative)
+        enc = pld_bounds(pair, eps=Fraction(0), h=default_spacing(pair)).enclosure
     with mp.workdps(DPS):
         mu = mp.sqrt(2) / 2
         atoms = _composed([(_dl_atoms(Fraction(1, 2), 1), 3)])
@@ -415,5 +415,11 @@ def test_tiny_q_and_tiny_delta_run_or_refuse_in_one_line(capsys: pytest.CaptureF
         return p_tail - math.exp(eps) * ndtr(-x / s)
 
     assert delta_remove(up) <= 1e-5 * (1 + 1e-9) and delta_remove(low) >= 1e-5 * (1 - 1e-9)
-    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --json".split()) == 2
+    # the default refinement's first lattice (4 x auto_h) fits and meets 1e-4; auto_h's own lattice
+    # needs more than 2^17 cells and is refused in one line
+    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --json".split()) == 0
+    rec = json.loads(capsys.readouterr().out)
+    assert Fraction(rec["lower"]) <= Fraction(rec["upper"]) <= Fraction(rec["lower"]) * (1 + Fraction(1, 10**4))
+    argv = "eps gaussian --sigma 1 --delta 1e-400 --via pld --h 0.00048828125 --json".split()
+    assert main(argv) == 2
     assert "lattice cells" in capsys.readouterr().err
