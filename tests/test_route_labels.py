@@ -10,20 +10,8 @@ from fractions import Fraction
 import mpmath as mp
 import pytest
 
-from certdp.cli import main
 from tests import refs
-
-
-def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> dict:
-    code, out, err = run([*argv, "--json"], capsys)
-    assert code == 0, err
-    return json.loads(out)
+from tests.test_cli import run, run_json
 
 
 @pytest.mark.parametrize("rho", ["0.005", "0.5", "3"])

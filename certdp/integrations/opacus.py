@@ -116,8 +116,8 @@ class CertifiedAccountant:
 
     ``direction``: the neighbouring relation of each step ("both": add/remove, the default;
     "remove" or "add" for one of them, as some accountants report). ``h``: the PLD lattice
-    spacing (None: certdp's default, refined until the relative width of epsilon is at most
-    ``rel_width``, default 1e-4, else PrecisionExhausted; certdp.notions.pld.pld_bounds). ``via``: "pld" (the default,
+    spacing (None: certdp's default; with ``rel_width``, refined until the relative width of
+    epsilon is at most it, else PrecisionExhausted; certdp.notions.pld.pld_bounds). ``via``: "pld" (the default,
     falling back to RDP when the lattice accountant refuses the history) or "rdp".
 
     Contract: :meth:`get_epsilon_interval` encloses the accounted epsilon (module docstring),

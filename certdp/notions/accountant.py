@@ -303,9 +303,10 @@ def epsilon(
     """Certified eps(delta) of ``pair``: [lower, upper] with lower <= the true eps <= upper.
 
     ``via`` None picks the accountant by the rule of the module docstring; "exact", "pld", "rdp" or
-    "zcdp" asks for one (``orders`` for rdp/zcdp, ``h`` or ``rel_width`` for pld: without h, pld
-    refines its lattice until (upper - lower)/upper <= rel_width, default 1e-4, else raises
-    PrecisionExhausted; certdp.notions.pld.pld_bounds).
+    "zcdp" asks for one (``orders`` for rdp/zcdp, ``h`` or ``rel_width`` for pld: with rel_width,
+    pld refines its lattice until (upper - lower)/upper <= rel_width, else raises
+    PrecisionExhausted; without either, one lattice at the default spacing;
+    certdp.notions.pld.pld_bounds).
 
     Contract: the enclosure contains the smallest eps >= 0 with delta(eps) <= ``delta`` of the pair
     (both directions the pair covers); the upper end is a sound eps. Proofs: exact, docs/math.md §6;

@@ -549,8 +549,10 @@ def pld_bounds(
     lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
 
     ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None).
-    ``h`` None: refine until the relative width (upper - lower)/upper of the enclosure is at
-    most ``rel_width`` (None: DEFAULT_REL_WIDTH = 1e-4; an upper end of 0 counts as met). The
+    ``h`` and ``rel_width`` None: one lattice at :func:`auto_h` (no width target).
+    ``rel_width`` given: refine until the relative width (upper - lower)/upper of the enclosure is
+    at most ``rel_width`` (DEFAULT_REL_WIDTH = 1e-4 is the suggested target; an upper end of 0
+    counts as met). The
     first round runs at PROBE_FACTOR x :func:`auto_h`; each next spacing comes from the
     second-order error model through the last round (:func:`refined_h`). When the next lattice
     would pass the limits (MAX_CELLS cells per step, MAX_REFINE_PRODUCT coefficients in a
@@ -631,7 +633,11 @@ def pld_bounds(
 
     if h is not None:
         return at(h)
-    goal = DEFAULT_REL_WIDTH if target is None else target
+    if target is None:
+        # opt-in for now: at today's lattice speed a 1e-4 default costs 7-14x the time of one
+        # lattice and refuses 1e5-step runs (issue 34 measurements); one lattice at auto_h it is
+        return at(auto_h([part for parts in comps.values() for part in parts], tail_bits))
+    goal = target
     hh = auto_h([part for parts in comps.values() for part in parts], tail_bits) * PROBE_FACTOR
     res = at(hh)  # the first round: LimitExceeded here is the accountant's refusal, as before
     rounds: list[dict[str, str]] = []
