@@ -116,6 +116,7 @@ def test_the_reported_trap(capsys) -> None:
         "delta",
         "via",
         "h",
+        "rel_width",
         "orders",
         "max_seconds",
         "prec",

@@ -80,7 +80,7 @@ def test_the_laplace_cgf_reference_matches_quadrature() -> None:
 def test_laplace_epsilon_at_any_optimal_order(shift: str, log10_delta: int) -> None:
     # t* ~ 1/(2 delta) for the Laplace pair: 50 .. 5e9 here
     delta = f"1e{log10_delta}"
-    res = certdp.epsilon(Laplace(shift=shift), delta)
+    res = certdp.notions.conversion_epsilon(Laplace(shift=shift), delta)
     t_star = res.order - 1
     assert 10 <= t_star
     ref = eps_reference(lambda t: laplace_cgf(mp.mpf(shift), t), delta, t_star)
@@ -95,7 +95,7 @@ def test_gaussian_epsilon_at_small_optimal_orders(log10_sigma: float, log10_delt
     # t* ~ sigma sqrt(2 log(1/delta)): 1e-4 .. 1e2
     sigma = f"{10**log10_sigma:.6g}"
     delta = f"1e{log10_delta}"
-    res = certdp.epsilon(Gaussian(sigma=sigma), delta)
+    res = certdp.notions.conversion_epsilon(Gaussian(sigma=sigma), delta)
     t_star = res.order - 1
     with mp.workdps(DPS):
         s2 = 2 * mp.mpf(sigma) ** 2
@@ -142,7 +142,7 @@ def test_discrete_laplace_epsilon_at_any_optimal_order(a: str, r: int, n: int, l
     certdp's loss atoms."""
     delta = f"{10**log10_delta:.3g}"
     pair = DiscreteLaplace(a, r) if n == 1 else compose(DiscreteLaplace(a, r), n)
-    res = certdp.epsilon(pair, delta)
+    res = certdp.notions.conversion_epsilon(pair, delta)
     t_star = float(res.order) - 1
     ref = eps_reference(lambda t: n * discrete_laplace_cgf(a, r, t), delta, t_star)
     enc = res.signed_infimum if res.signed_infimum is not None else res.enclosure

@@ -79,3 +79,32 @@ def _enc(rec: dict):
         upper = Fraction(rec["upper"])
 
     return E
+
+
+@pytest.mark.parametrize(
+    ("q", "epochs", "via"),
+    [("0.071", "7100", "pld"), ("0.009", "900", "pld"), ("0.1", "10000.0000000000001", "rdp"), ("0.1", "10000", "pld")],
+)
+def test_calibrates_route_comes_from_the_exact_step_count(q: str, epochs: str, via: str) -> None:
+    # attack finding: float(E)/float(q) made 7100/0.071 = 100000.00000000001 > 1e5, so an exactly
+    # 100000-step run went to RDP with no warning (and 100001 exact steps the other way to a refusal)
+    from certdp.cli.flags import apply_defaults
+    from certdp.cli.parser import build_parser
+
+    argv = ["calibrate", "subsampled-gaussian", "--q", q, "--epochs", epochs, "--epsilon", "8", "--delta", "1e-5"]
+    args = build_parser(raising=True).parse_args(argv)
+    apply_defaults(args)
+    assert args.via == via and "via" in args.defaulted_flags
+
+
+def test_a_float_delta_that_is_not_its_decimal_is_said() -> None:
+    # attack finding: certdp.epsilon(Gaussian(1), 0.3829) answered for the float's binary value and
+    # did not overlap the CLI's --delta 0.3829 answer; the binary reading stays, and is now said
+    import certdp
+
+    g = certdp.Gaussian(1)
+    as_float, as_str = certdp.epsilon(g, 0.3829), certdp.epsilon(g, "0.3829")
+    assert as_float.warnings and "is a float: its binary value" in as_float.warnings[0]
+    assert as_str.warnings == () and certdp.epsilon(g, 0.5).warnings == ()  # 0.5 is its decimal
+    assert as_float.enclosure.upper < as_str.enclosure.lower  # two different questions, as the note says
+    assert certdp.delta(g, 0.1).warnings[0].startswith("eps=0.1 is a float")

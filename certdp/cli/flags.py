@@ -133,15 +133,20 @@ def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _within_pld_steps(args: argparse.Namespace) -> bool:
-    """Whether the composition the flags ask for is within the lattice accountant's MAX_STEPS (a
-    value that does not parse counts as within: its own check reports it)."""
+    """Whether the composition the flags ask for is within the lattice accountant's MAX_STEPS, by
+    the same exact count as certdp.cli.common.steps_from_args (ceil(E/q) in rationals: a float
+    quotient once sent 7100 epochs at q = 0.071, exactly 100000 steps, to RDP without a word).
+    Values are parsed by certdp's own reader (which refuses 1e999999999 at once instead of
+    building its billion digits); one that does not parse counts as within: its check reports it."""
+    from certdp.errors import CertdpError
     from certdp.notions.pld import MAX_STEPS
+    from certdp.pairs.params import real
 
     try:
         if getattr(args, "epochs", None) is not None:
-            return math.ceil(float(args.epochs) / float(args.q)) <= MAX_STEPS
-        return float(getattr(args, "steps", None) or 1) <= MAX_STEPS
-    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+            return math.ceil(real("epochs", args.epochs, gt=0) / real("q", args.q, gt=0)) <= MAX_STEPS
+        return real("steps", getattr(args, "steps", None) or 1) <= MAX_STEPS
+    except (CertdpError, TypeError, ValueError, ZeroDivisionError, OverflowError):
         return True
 
 

@@ -27,7 +27,7 @@ the conversion's own value (a ball around inf over orders of the bound) is kept 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from certdp.enclose import Enclosure, Target, current_prec, workprec
@@ -38,7 +38,7 @@ from certdp.notions.gdp import gaussian_delta, gaussian_epsilon
 from certdp.notions.zcdp_gdp import MU_MAX, MU_MIN
 from certdp.pairs import Composition, Gaussian, PrivacyPair, SubsampledGaussian
 from certdp.pairs.base import PrivacyPair as _Base
-from certdp.pairs.params import Number, real
+from certdp.pairs.params import Number, exact_str, real
 
 #: accountants a caller may name (``via``)
 ROUTES = ("exact", "pld", "rdp", "zcdp")
@@ -290,6 +290,19 @@ def _run(
     )
 
 
+def _with_float_note(res: EpsDeltaResult, name: str, raw: object, exact: Fraction) -> EpsDeltaResult:
+    """``res`` with a warning when ``raw`` is a float whose binary value (the one certdp uses, as
+    for every float input) differs from the decimal it prints as: the CLI reads that decimal, so
+    the two would answer two different questions (attack finding: non-overlapping enclosures)."""
+    if not isinstance(raw, float) or exact == Fraction(repr(raw)):
+        return res
+    note = (
+        f"{name}={raw!r} is a float: its binary value {exact_str(exact)[:40]}... was used, not the decimal "
+        f"{raw!r}; pass the string {str(raw)!r} for the decimal (as the command line reads it)"
+    )
+    return replace(res, warnings=(note, *res.warnings))
+
+
 def epsilon(
     pair: PrivacyPair,
     delta: Number,
@@ -313,7 +326,7 @@ def epsilon(
     pld, §10; rdp/zcdp upper ends, §3, lower ends as ``lower_from`` says.
     """
     d = real("delta", delta, gt=0, lt=1)
-    return _run("epsilon", pair, d, delta, via, orders, h, target, rel_width)
+    return _with_float_note(_run("epsilon", pair, d, delta, via, orders, h, target, rel_width), "delta", delta, d)
 
 
 def delta(
@@ -331,4 +344,4 @@ def delta(
     Contract: as :func:`epsilon`, for the hockey-stick divergence delta(eps) at ``eps`` >= 0.
     """
     e = real("eps", eps, ge=0)
-    return _run("delta", pair, e, eps, via, orders, h, target, rel_width)
+    return _with_float_note(_run("delta", pair, e, eps, via, orders, h, target, rel_width), "eps", eps, e)

@@ -17,6 +17,7 @@ from fractions import Fraction
 
 import mpmath as mp
 
+from tests import refs
 from tests.fuzz import reference as R
 from tests.fuzz.harness import Case
 
@@ -73,6 +74,11 @@ def _lap_cgf(t: mp.mpf) -> mp.mpf:
     return t * R.laplace_rdp(t + 1, 1, "0.7")
 
 
+def _gauss_delta(mu: object, eps: object) -> mp.mpf:
+    with mp.workdps(60):
+        return refs.gaussian_delta(mu, eps)
+
+
 def _matrix_check(cmd: str, mech: str) -> Callable[[dict], None] | None:
     """Closed forms for the matrix's parameter sets (Gaussian sigma 1, Laplace shift 0.7, ...)."""
     g = R.mpf("0.5")  # Gaussian sigma 1 shift 1: rho = KL = 1/2
@@ -82,8 +88,9 @@ def _matrix_check(cmd: str, mech: str) -> Callable[[dict], None] | None:
         ("kl", "gaussian"): lambda: g,
         ("rho", "gaussian"): lambda: g,
         ("gap", "gaussian"): lambda: R.mpf(0),
-        ("eps", "gaussian"): lambda: R.eps_from_rho(g, "1e-5"),
-        ("delta", "gaussian"): lambda: R.delta_from_rho(g, 1),
+        # the exact Gaussian values (Balle and Wang), the default accountant's (docs/accounting.md)
+        ("eps", "gaussian"): lambda: refs.gaussian_eps(1, "1e-5"),
+        ("delta", "gaussian"): lambda: _gauss_delta(1, 1),
         ("cgf", "laplace"): lambda: R.laplace_rdp(2, 1, "0.7"),
         ("rdp", "laplace"): lambda: R.laplace_rdp(2, 1, "0.7"),
         ("kl", "laplace"): lambda: R.laplace_kl(1, "0.7"),
@@ -410,8 +417,9 @@ SWEEPS = [
         integer={"dot0": ("2.0", OU), "e12": ("1e12", OU), "frac": ("2.5", OU)},
         ref=lambda v: R.sg_remove_rdp(int(v), "0.01", 1) if v == int(v) and 2 <= v <= 64 else None,
     ),
-    Sweep("delta", "delta", "eps gaussian --sigma 1 --delta={V}", "unit", ref=lambda v: R.eps_from_rho("0.5", v)),
-    Sweep("eps", "eps", "delta gaussian --sigma 1 --eps={V}", "nonneg", ref=lambda v: R.delta_from_rho("0.5", v)),
+    # the exact Gaussian values: the default accountant of a Gaussian (docs/accounting.md)
+    Sweep("delta", "delta", "eps gaussian --sigma 1 --delta={V}", "unit", ref=lambda v: refs.gaussian_eps(1, v)),
+    Sweep("eps", "eps", "delta gaussian --sigma 1 --eps={V}", "nonneg", ref=lambda v: refs.gaussian_delta(1, v)),
     Sweep(
         "orders",
         "orders",
@@ -567,13 +575,14 @@ def _eps_delta_half(rec: dict) -> None:
 
 def _eps_clamped(rec: dict) -> None:
     """delta = 0.9 >= TV: the bound is negative, reported as epsilon = 0 with the reason."""
-    assert rec["epsilon"] == "0" and Fraction(rec["signed_infimum"]["upper"]) < 0, rec
+    assert rec["epsilon"] == "0" and Fraction(rec["rdp_bound"]["signed_infimum"]["upper"]) < 0, rec
     assert any("negative" in w for w in rec["warnings"]), rec["warnings"]
 
 
 def _orders_echo(rec: dict) -> None:
-    assert rec.get("orders") == ["2.8"], f"orders={rec.get('orders')!r}, expected ['2.8']"
-    assert rec.get("order") == "2.8", f"order={rec.get('order')!r}, expected '2.8'"
+    b = rec["rdp_bound"]  # the conversion's own fields (docs/accounting.md)
+    assert b.get("orders") == ["2.8"], f"orders={b.get('orders')!r}, expected ['2.8']"
+    assert b.get("order") == "2.8", f"order={b.get('order')!r}, expected '2.8'"
 
 
 def _sg_q1_add_rho(rec: dict) -> None:
@@ -721,7 +730,7 @@ def hand_cases() -> list[Case]:
         ),
         # --- eps at delta = 0.5 ---
         ("i-eps-delta-half", "eps gaussian --sigma 1 --delta 0.5 --json", OK, _eps_delta_half),
-        ("i-eps-clamped", "eps gaussian --sigma 1 --delta 0.9 --json", OK, _eps_clamped),
+        ("i-eps-clamped", "eps gaussian --sigma 1 --delta 0.9 --via rdp --json", OK, _eps_clamped),
         ("i-eps-delta-big", "eps gaussian --sigma 10 --delta 0.9 --json", OK, lambda rec: _nonneg(rec, "epsilon")),
         # --- the hangs: < 10 s, with a limit named or an answer ---
         (
@@ -908,7 +917,12 @@ def hand_cases() -> list[Case]:
             OK,
             R.all_of(R.field_is_str("order"), R.contains(lambda: R.delta_from_rho("0.5", 1))),
         ),
-        ("i-eps-order-str", "eps gaussian --sigma 1 --delta 1e-5 --json", OK, R.field_is_str("order")),
+        (
+            "i-eps-order-str",
+            "eps gaussian --sigma 1 --delta 1e-5 --via rdp --json",
+            OK,
+            lambda rec: R.field_is_str("order")(rec["rdp_bound"]),
+        ),
         (
             "i-params-exact",
             "kl gaussian --sigma 1/3 --shift .5 --json",
@@ -1009,7 +1023,7 @@ def hand_cases() -> list[Case]:
         ),
         (
             "i-gauss-steps-eps",
-            "eps gaussian --sigma 10 --steps 100 --delta 1e-6 --json",
+            "eps gaussian --sigma 10 --steps 100 --delta 1e-6 --via rdp --json",
             OK,
             R.contains(lambda: R.eps_from_rho("0.5", "1e-6")),
         ),
@@ -1060,8 +1074,9 @@ def _nonneg(rec: dict, name: str) -> None:
 
 
 def _orders_list(rec: dict, want: list[str]) -> None:
-    assert rec.get("orders") == want, f"orders={rec.get('orders')!r}, expected {want}"
-    assert rec.get("order") in want, f"order={rec.get('order')!r} not one of {want}"
+    b = rec["rdp_bound"]
+    assert b.get("orders") == want, f"orders={b.get('orders')!r}, expected {want}"
+    assert b.get("order") in want, f"order={b.get('order')!r} not one of {want}"
 
 
 def _nonempty_stdout(rec: dict) -> None:
@@ -1308,14 +1323,14 @@ def _api() -> list[Case]:
     def eps_types() -> None:
         ref = R.eps_from_rho("0.5", "1e-5")
         for d in ("1e-5", Decimal("1e-5"), Fraction(1, 100000)):
-            enc = certdp.epsilon(g, d).enclosure
+            enc = certdp.notions.conversion_epsilon(g, d).enclosure
             R.assert_contains({"lower": enc.lower_str(), "upper": enc.upper_str()}, ref, f"epsilon at {d!r}")
 
     add("eps-exact-types", eps_types, "ok")
 
     def orders_exact() -> None:
-        res = certdp.epsilon(g, "1e-5", orders=["2.8"])
-        assert res.orders == (Fraction(14, 5),), f"orders={res.orders!r}"
+        res = certdp.epsilon(g, "1e-5", orders=["2.8"]).route_bound
+        assert res is not None and res.orders == (Fraction(14, 5),), f"orders={res and res.orders!r}"
 
     add("eps-orders-exact", orders_exact, "ok")
     return c
