@@ -108,3 +108,11 @@ def test_a_float_delta_that_is_not_its_decimal_is_said() -> None:
     assert as_str.warnings == () and certdp.epsilon(g, 0.5).warnings == ()  # 0.5 is its decimal
     assert as_float.enclosure.upper < as_str.enclosure.lower  # two different questions, as the note says
     assert certdp.delta(g, 0.1).warnings[0].startswith("eps=0.1 is a float")
+
+
+def test_delta_lower_ends_are_never_negative(capsys) -> None:
+    # attack finding (cosmetic, still valid bounds): rounding printed -1.48e-315653 and -8.6e-78
+    rec = run_json(["delta", "gaussian", "--sigma", "1", "--eps", "1e5"], capsys)
+    assert Fraction(rec["lower"]) >= 0 and Fraction(rec["upper"]) > 0
+    rec = run_json(["convert", "--from", "gdp", "--to", "eps-delta", "--value", "1e-100", "--eps", "0"], capsys)
+    assert Fraction(rec["lower"]) >= 0 and Fraction(rec["upper"]) > 0

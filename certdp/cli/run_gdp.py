@@ -92,6 +92,8 @@ def run_convert(args: argparse.Namespace) -> dict[str, object]:
             enc = gdp_epsilon(value, given, target)
             return enclosure_record("epsilon", enc, inputs, epsilon=enc.upper_str())
         enc = gdp_delta(value, given, target)
+        if enc.lower < 0:  # delta >= 0: a negative lower end is the cancellation's rounding
+            enc = Enclosure.from_bounds(0, max(enc.upper, 0), enc.prec_bits)
         return enclosure_record("delta", enc, inputs, delta=enc.upper_str())
     target = target_from_args(args, DEFAULT_TARGET)
     if dst == "gdp":

@@ -291,9 +291,13 @@ def _run(
 
 
 def _with_float_note(res: EpsDeltaResult, name: str, raw: object, exact: Fraction) -> EpsDeltaResult:
-    """``res`` with a warning when ``raw`` is a float whose binary value (the one certdp uses, as
-    for every float input) differs from the decimal it prints as: the CLI reads that decimal, so
-    the two would answer two different questions (attack finding: non-overlapping enclosures)."""
+    """``res`` with its lower end at least 0, and a warning when ``raw`` is a float whose binary
+    value (the one certdp uses, as for every float input) differs from the decimal it prints as:
+    the CLI reads that decimal, so the two would answer two different questions (attack finding:
+    non-overlapping enclosures)."""
+    if res.enclosure.lower < 0:  # eps and delta are >= 0: a ball's rounding below 0 says nothing
+        e = res.enclosure
+        res = replace(res, enclosure=Enclosure.from_bounds(Fraction(0), max(e.upper, Fraction(0)), e.prec_bits))
     if not isinstance(raw, float) or exact == Fraction(repr(raw)):
         return res
     note = (
