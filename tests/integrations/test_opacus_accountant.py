@@ -330,5 +330,6 @@ def test_attack_findings_numpy_delta_rdp_lower_end_and_bad_options():
 def test_many_distinct_runs_fall_back_to_rdp_instead_of_hanging():
     acc = CertifiedAccountant()
     acc.history = [(1.0 + i / 100, 0.01, 1) for i in range(17)]  # a noise schedule: 17 distinct runs
-    res = acc.certify(1e-5)
+    with pytest.warns(UserWarning, match="RDP answered, not PLD: the composition has 17 distinct parts"):
+        res = acc.certify(1e-5)  # the switch is announced (issue 33), never silent
     assert res.via == "rdp" and "distinct parts" in res.fallback
