@@ -87,6 +87,13 @@ def gaussian_mu_sq(pair: PrivacyPair) -> Fraction | None:
     return total
 
 
+def _closed_form_mu_sq(pair: PrivacyPair) -> Fraction | None:
+    """:func:`gaussian_mu_sq` when mu is within the range the closed form evaluates ([1e-100, 1e4]),
+    else None (the one place that range decides the exact route)."""
+    mu_sq = gaussian_mu_sq(pair)
+    return mu_sq if mu_sq is not None and MU_MIN**2 <= mu_sq <= MU_MAX**2 else None
+
+
 def _has_loss_distribution(p: PrivacyPair) -> bool:
     return type(p).loss_tail is not _Base.loss_tail
 
@@ -121,8 +128,7 @@ def default_route(pair: PrivacyPair, *, orders: Iterable[Number] | None = None) 
     """
     if orders is not None:
         return Route("rdp", "orders were given: the RDP conversion over those orders")
-    mu_sq = gaussian_mu_sq(pair)
-    if mu_sq is not None and MU_MIN**2 <= mu_sq <= MU_MAX**2:
+    if _closed_form_mu_sq(pair) is not None:
         return Route("exact", "Gaussian mechanism (or a composition of Gaussians): exact closed form")
     refusal = pld_refusal(pair)
     if refusal is None:
@@ -262,7 +268,7 @@ def _run(
     upper = conv.enclosure.upper
     lower, lower_from = Fraction(0), LOWER_TRIVIAL
     grid = None
-    if mu_sq is not None and MU_MIN**2 <= mu_sq <= MU_MAX**2:
+    if _closed_form_mu_sq(pair) is not None:
         lower, lower_from = exact().lower, LOWER_EXACT
     elif pld_refusal(pair) is None and not route.switched:
         try:
@@ -290,7 +296,7 @@ def _run(
     )
 
 
-def _with_float_note(res: EpsDeltaResult, name: str, raw: object, exact: Fraction) -> EpsDeltaResult:
+def _finish(res: EpsDeltaResult, name: str, raw: object, exact: Fraction) -> EpsDeltaResult:
     """``res`` with its lower end at least 0, and a warning when ``raw`` is a float whose binary
     value (the one certdp uses, as for every float input) differs from the decimal it prints as:
     the CLI reads that decimal, so the two would answer two different questions (attack finding:
@@ -330,7 +336,7 @@ def epsilon(
     pld, §10; rdp/zcdp upper ends, §3, lower ends as ``lower_from`` says.
     """
     d = real("delta", delta, gt=0, lt=1)
-    return _with_float_note(_run("epsilon", pair, d, delta, via, orders, h, target, rel_width), "delta", delta, d)
+    return _finish(_run("epsilon", pair, d, delta, via, orders, h, target, rel_width), "delta", delta, d)
 
 
 def delta(
@@ -348,4 +354,4 @@ def delta(
     Contract: as :func:`epsilon`, for the hockey-stick divergence delta(eps) at ``eps`` >= 0.
     """
     e = real("eps", eps, ge=0)
-    return _with_float_note(_run("delta", pair, e, eps, via, orders, h, target, rel_width), "eps", eps, e)
+    return _finish(_run("delta", pair, e, eps, via, orders, h, target, rel_width), "eps", eps, e)
