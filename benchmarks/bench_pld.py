@@ -1,20 +1,29 @@
 """PLD epsilon of DP-SGD (Poisson-subsampled Gaussian, add-or-remove): certdp's certified
-two-sided enclosure (certdp.notions.pld.pld_bounds, the default of `certdp eps`) against
-dp_accounting's PLD accountant and prv_accountant, side by side from one run, with times; and
-the calibration of sigma against dp_accounting's PLD calibration.
+two-sided enclosure (certdp.notions.pld.pld_bounds at the defaults of `certdp eps`: rel_width =
+DEFAULT_REL_WIDTH, working precision PLD_PREC) against dp_accounting's PLD accountant and
+prv_accountant, side by side from one run, with times and the time ratio certdp /
+dp_accounting per row; and the calibration of sigma against dp_accounting's PLD calibration.
 
-Run: python benchmarks/bench_pld.py [--first K] [--no-calibration]   (dp-accounting and
-prv-accountant in the benchmark environment only; a missing peer prints "n/a").
+Run: python benchmarks/bench_pld.py [--rows I,J,...] [--first K] [--fine] [--no-calibration]
+(dp-accounting and prv-accountant in the benchmark environment only; a missing peer prints "n/a").
+Rows 0-3 are the issue's table (CIFAR-10, MNIST, and q = 0.001, sigma = 0.8 at 1e5 and 1e6 steps,
+which may take minutes or be refused), rows 4-8 the earlier settings; `--rows` picks rows by
+index, `--first K` keeps the first K of the pick. q is given as an exact string ("256/50000";
+SubsampledGaussian reads "0.00512" as the same rational 16/3125).
 
 The peers return floats with no proved error bar: dp_accounting's PLDAccountant (0.6: pessimistic
-estimates, add-or-remove) at its default value discretisation 1e-4 and at 1e-5 (its finest
-practical one: ~10x the time); prv_accountant reports (lower, estimate, upper) from float error
-bounds, at eps_error 0.1 and 0.01. certdp's [eps_low, eps_up] is proved for both directions
-(`both`): eps_up is a sound epsilon and every eps below eps_low is a proved violation.
+estimates, add-or-remove) at its default value discretisation 1e-4, and with `--fine` also at 1e-5
+(its finest practical one: ~10x the time); prv_accountant reports (lower, estimate, upper) from
+float error bounds, at eps_error 0.01. certdp's [eps_low, eps_up] is proved for both directions
+(`both`): eps_up is a sound epsilon and every eps below eps_low is a proved violation. A row where
+certdp stops with PrecisionExhausted (the CLI's exit 3; its best sound enclosure is shown) or
+LimitExceeded (refused before the work) prints that outcome and its time instead of an enclosure.
+Each peer value is marked inside / ABOVE / BELOW certdp's enclosure; the run ends with a markdown
+table, one line per row, and the largest certdp / dp_accounting time ratio.
 
-Measured (2026-12-02, one run of `python benchmarks/bench_pld.py` on an otherwise idle 2-core
-machine; eps at delta, certdp at its default spacing (2^-11, finer where one step's losses are
-tiny: 2^-15 in the last row), both directions):
+Measured (2026-12-02, one run of `python benchmarks/bench_pld.py` (the version of that day) on an
+otherwise idle 2-core machine; eps at delta, certdp at its then default of one lattice at auto_h
+(2^-11, finer where one step's losses are tiny: 2^-15 in the last row), both directions):
 
 | q, sigma, steps, delta | certdp [eps_low, eps_up] (s) | dp_accounting vdi 1e-4 / 1e-5 (s) | prv eps_error 0.01 |
 |---|---|---|---|
@@ -30,59 +39,170 @@ time than dp_accounting's pessimistic vdi 1e-5 run in every row.
 Calibration, q = 0.01, 500 steps, (3, 1e-5): certdp sigma = 0.74275 with the violation at
 0.74274 proved, 14.9 s; dp_accounting's calibrate_dp_mechanism (PLD, vdi 1e-4, tol 1e-5)
 0.7427519 in 17.8 s.
+
+Measured with this version (2026-12-04, `python benchmarks/bench_pld.py --rows 0 --no-calibration`,
+certdp at c591d81 with rel_width 1e-4, 2-core machine not checked to be idle; row 0 only, the
+other rows and the calibration not re-run): CIFAR-10 [2.3931763, 2.3932558], width 3.3e-05, 10.5 s
+(2 rounds: h = 2^-9, then 2^-14); dp_accounting vdi 1e-4 2.3932926 in 0.3 s, above the enclosure
+(pessimistic), time ratio 35.7; prv eps_error 0.01 [2.3830882, 2.4033795] (estimate 2.3932338,
+inside) in 0.6 s, containing the enclosure.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.enclose import workprec
-from certdp.notions.pld import pld_bounds
+from certdp.errors import LimitExceeded, PrecisionExhausted
+from certdp.notions.accountant import PLD_PREC
+from certdp.notions.pld import DEFAULT_REL_WIDTH, pld_bounds
 from certdp.pairs import SubsampledGaussian, compose
 
-# (q, sigma, steps, delta): the issue's anchor and tightness settings, and two more
-SETTINGS = [
-    ("0.01", "0.8", 500, "1e-5"),
-    ("0.004", "0.52", 2500, "1e-5"),
-    ("0.1", "1.5", 100, "1e-5"),
-    ("0.05", "1.0", 50, "1e-6"),
-    ("0.001", "2.0", 1000, "1e-8"),
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    q: str
+    sigma: str
+    steps: int
+    delta: str
+
+    @property
+    def name(self) -> str:
+        head = f"{self.label}: " if self.label else ""
+        return f"{head}q={self.q}, sigma={self.sigma}, {self.steps} steps, delta={self.delta}"
+
+
+# the issue's table: the DP-SGD rows of the papers' CIFAR-10 and MNIST runs, and long compositions
+ISSUE_ROWS = [
+    Row("CIFAR-10", "256/50000", "1.1", 9766, "1e-5"),
+    Row("MNIST", "256/60000", "1.0", 14063, "1e-5"),
+    Row("", "0.001", "0.8", 100_000, "1e-8"),
+    Row("", "0.001", "0.8", 1_000_000, "1e-8"),
 ]
 
+# (q, sigma, steps, delta): issue 15's anchor and tightness settings, and two more
+SETTINGS = [
+    Row("", "0.01", "0.8", 500, "1e-5"),
+    Row("", "0.004", "0.52", 2500, "1e-5"),
+    Row("", "0.1", "1.5", 100, "1e-5"),
+    Row("", "0.05", "1.0", 50, "1e-6"),
+    Row("", "0.001", "2.0", 1000, "1e-8"),
+]
 
-def certdp_eps(q: str, sigma: str, steps: int, delta: str) -> tuple[float, float, float]:
-    t0 = time.time()
-    with workprec(128):
-        res = pld_bounds(compose(SubsampledGaussian(q, sigma, "both"), steps), delta=Fraction(delta))
-    return float(res.enclosure.lower), float(res.enclosure.upper), time.time() - t0
+ROWS = ISSUE_ROWS + SETTINGS
 
 
-def dp_accounting_eps(q: str, sigma: str, steps: int, delta: str, vdi: float) -> tuple[str, float | None]:
+@dataclass
+class CertdpOutcome:
+    low: float | None  # the sound enclosure (for exit 3: the best round's), None when refused
+    up: float | None
+    secs: float
+    status: str = "ok"  # "ok", "exit 3: ...", "refused: ..."
+    rounds: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def width(self) -> float | None:
+        if self.low is None or self.up is None or self.up == 0:
+            return None
+        return (self.up - self.low) / self.up
+
+
+@dataclass
+class PeerValue:
+    value: float | None  # None: peer missing
+    secs: float | None
+    low: float | None = None  # prv only
+    up: float | None = None
+
+
+@dataclass
+class RowResult:
+    row: Row
+    certdp: CertdpOutcome
+    dpa: PeerValue
+    fine: PeerValue | None
+    prv: PeerValue
+    ratio: float | None
+
+
+def certdp_eps(row: Row) -> CertdpOutcome:
+    """pld_bounds at the CLI's defaults: rel_width DEFAULT_REL_WIDTH, precision PLD_PREC."""
+    pair = compose(SubsampledGaussian(row.q, row.sigma, "both"), row.steps)
+    t0 = time.perf_counter()
+    try:
+        with workprec(PLD_PREC):
+            res = pld_bounds(pair, delta=Fraction(row.delta), rel_width=DEFAULT_REL_WIDTH)
+    except PrecisionExhausted as exc:
+        secs = time.perf_counter() - t0
+        best = getattr(exc, "result", None)
+        low = up = None
+        if best is not None:
+            low, up = float(best.enclosure.lower), float(best.enclosure.upper)
+        return CertdpOutcome(low, up, secs, f"exit 3: {exc}")
+    except LimitExceeded as exc:
+        return CertdpOutcome(None, None, time.perf_counter() - t0, f"refused: {exc}")
+    secs = time.perf_counter() - t0
+    rounds = res.grid.get("rounds", []) if isinstance(res.grid, dict) else []
+    return CertdpOutcome(float(res.enclosure.lower), float(res.enclosure.upper), secs, "ok", list(rounds))
+
+
+def dp_accounting_eps(row: Row, vdi: float) -> PeerValue:
     """dp_accounting's PLDAccountant (add-or-remove) at value_discretization_interval ``vdi``."""
     try:
         from dp_accounting import dp_event, pld
     except ImportError:
-        return "n/a", None
-    t0 = time.time()
+        return PeerValue(None, None)
+    t0 = time.perf_counter()
     acc = pld.PLDAccountant(value_discretization_interval=vdi)
-    event = dp_event.PoissonSampledDpEvent(float(q), dp_event.GaussianDpEvent(float(sigma)))
-    acc.compose(dp_event.SelfComposedDpEvent(event, steps))
-    eps = acc.get_epsilon(float(delta))
-    return f"{eps:.7f} ({time.time() - t0:.1f} s)", eps
+    event = dp_event.PoissonSampledDpEvent(float(Fraction(row.q)), dp_event.GaussianDpEvent(float(row.sigma)))
+    acc.compose(dp_event.SelfComposedDpEvent(event, row.steps))
+    eps = acc.get_epsilon(float(row.delta))
+    return PeerValue(eps, time.perf_counter() - t0)
 
 
-def prv_eps(q: str, sigma: str, steps: int, delta: str, eps_error: float) -> str:
+def prv_eps(row: Row, eps_error: float = 0.01) -> PeerValue:
+    """prv_accountant's (lower, estimate, upper) at ``eps_error`` (delta_error = delta / 1000)."""
     try:
         from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
     except ImportError:
+        return PeerValue(None, None)
+    t0 = time.perf_counter()
+    prv = PoissonSubsampledGaussianMechanism(
+        noise_multiplier=float(row.sigma), sampling_probability=float(Fraction(row.q))
+    )
+    acc = PRVAccountant(
+        prvs=prv, max_self_compositions=row.steps, eps_error=eps_error, delta_error=float(row.delta) / 1000
+    )
+    low, est, up = acc.compute_epsilon(delta=float(row.delta), num_self_compositions=[row.steps])
+    return PeerValue(est, time.perf_counter() - t0, low, up)
+
+
+def where(value: float | None, c: CertdpOutcome) -> str:
+    """Where a peer value lies against certdp's enclosure."""
+    if value is None or c.low is None or c.up is None:
         return "n/a"
-    t0 = time.time()
-    prv = PoissonSubsampledGaussianMechanism(noise_multiplier=float(sigma), sampling_probability=float(q))
-    acc = PRVAccountant(prvs=prv, max_self_compositions=steps, eps_error=eps_error, delta_error=float(delta) / 1000)
-    low, est, up = acc.compute_epsilon(delta=float(delta), num_self_compositions=[steps])
-    return f"[{low:.7f}, {up:.7f}] est {est:.7f} ({time.time() - t0:.1f} s)"
+    if c.low <= value <= c.up:
+        return "inside"
+    return "ABOVE (pessimistic)" if value > c.up else "BELOW (optimistic)"
+
+
+def fmt(x: float | None, spec: str = ".7f") -> str:
+    return "n/a" if x is None else format(x, spec)
+
+
+def peer_text(peer: PeerValue, c: CertdpOutcome) -> str:
+    """A dp_accounting value, its time and where it lies against certdp's enclosure; n/a if missing."""
+    if peer.value is None:
+        return "n/a"
+    return f"{fmt(peer.value)} ({fmt(peer.secs, '.1f')} s)  {where(peer.value, c)} certdp's enclosure"
+
+
+def ratio(c: CertdpOutcome, peer: PeerValue) -> float | None:
+    return None if peer.secs is None or peer.secs <= 0 else c.secs / peer.secs
 
 
 def calibration(q: str, steps: int, eps: str, delta: str) -> None:
@@ -90,16 +210,17 @@ def calibration(q: str, steps: int, eps: str, delta: str) -> None:
     dp_accounting's calibrate_dp_mechanism with its PLD accountant (vdi 1e-4, tol 1e-5)."""
     from certdp.calibrate.pld import calibrate_pld
 
-    t0 = time.time()
+    t0 = time.perf_counter()
     res = calibrate_pld(q, steps, eps, delta)
+    certdp_secs = time.perf_counter() - t0
     proved = "violation at sigma - step proved" if res.refutation is not None else "violation not proved"
-    print(f"  certdp PLD calibration: sigma = {float(res.sigma)} ({proved}; {time.time() - t0:.1f} s)")
+    print(f"  certdp PLD calibration: sigma = {float(res.sigma)} ({proved}; {certdp_secs:.1f} s)")
     try:
         from dp_accounting import dp_event, mechanism_calibration, pld
     except ImportError:
         print("  dp_accounting calibration: n/a")
         return
-    t0 = time.time()
+    t0 = time.perf_counter()
 
     def event(s: float) -> dp_event.DpEvent:
         return dp_event.SelfComposedDpEvent(
@@ -114,29 +235,110 @@ def calibration(q: str, steps: int, eps: str, delta: str) -> None:
         mechanism_calibration.LowerEndpointAndGuess(0.3, 1.0),
         tol=1e-5,
     )
-    print(f"  dp_accounting PLD calibration (vdi 1e-4, tol 1e-5): sigma = {sigma:.7f} ({time.time() - t0:.1f} s)")
+    dp_secs = time.perf_counter() - t0
+    print(f"  dp_accounting PLD calibration (vdi 1e-4, tol 1e-5): sigma = {sigma:.7f} ({dp_secs:.1f} s)")
+    print(f"  time ratio certdp / dp_accounting: {certdp_secs / dp_secs:.1f}")
+
+
+def run_row(index: int, row: Row, fine: bool) -> RowResult:
+    print(f"[{index}] {row.name}")
+    c = certdp_eps(row)
+    rel = f"{float(DEFAULT_REL_WIDTH):g}"
+    if c.status == "ok":
+        hs = ", ".join(r.get("h", "?") for r in c.rounds) if c.rounds else "?"
+        print(
+            f"  certdp (rel_width {rel}, both directions): [{fmt(c.low)}, {fmt(c.up)}]"
+            f"  width {fmt(c.width, '.1e')}  ({c.secs:.1f} s; {len(c.rounds)} round(s), h = {hs})"
+        )
+    else:
+        print(f"  certdp (rel_width {rel}, both directions): {c.status}  ({c.secs:.1f} s)")
+        if c.low is not None:
+            print(f"    best sound enclosure: [{fmt(c.low)}, {fmt(c.up)}]  width {fmt(c.width, '.1e')}")
+    dpa = dp_accounting_eps(row, 1e-4)
+    r = ratio(c, dpa)
+    print(f"  dp_accounting PLD vdi=1e-4: {peer_text(dpa, c)}  | time ratio certdp / dp_accounting: {fmt(r, '.1f')}")
+    fine_val = None
+    if fine:
+        fine_val = dp_accounting_eps(row, 1e-5)
+        print(f"  dp_accounting PLD vdi=1e-5: {peer_text(fine_val, c)}")
+    prv = prv_eps(row)
+    if prv.value is None:
+        print("  prv_accountant eps_error=0.01: n/a")
+    else:
+        meets = "n/a"
+        if c.low is not None and c.up is not None and prv.low is not None and prv.up is not None:
+            meets = "contains certdp's enclosure" if prv.low <= c.low and c.up <= prv.up else "does NOT contain it"
+        print(
+            f"  prv_accountant eps_error=0.01: [{fmt(prv.low)}, {fmt(prv.up)}] est {fmt(prv.value)}"
+            f" ({fmt(prv.secs, '.1f')} s)  estimate {where(prv.value, c)}; interval {meets}"
+        )
+    return RowResult(row, c, dpa, fine_val, prv, r)
+
+
+def mark(peer: PeerValue | None, c: CertdpOutcome) -> str:
+    """The table's note on a peer value: empty when inside certdp's enclosure (or n/a)."""
+    if peer is None:
+        return ""
+    w = where(peer.value, c)
+    return "" if w in ("inside", "n/a") else " " + w.split()[0]
+
+
+def table(results: list[RowResult], fine: bool) -> None:
+    head = "| setting | certdp [lo, up] | width | certdp s | dp_acc value | dp_acc s | ratio |"
+    rule = "|---|---|---|---|---|---|---|"
+    if fine:
+        head += " dp_acc 1e-5 | dp_acc 1e-5 s |"
+        rule += "---|---|"
+    print(head + " prv [lo, up] | prv s |")
+    print(rule + "---|---|")
+    for res in results:
+        row, c, dpa, prv = res.row, res.certdp, res.dpa, res.prv
+        setting = f"{row.label + ' ' if row.label else ''}{row.q}, {row.sigma}, {row.steps}, {row.delta}"
+        if c.status == "ok":
+            enc = f"[{fmt(c.low)}, {fmt(c.up)}]"
+        else:
+            enc = c.status.split(":")[0] + (f" (best [{fmt(c.low)}, {fmt(c.up)}])" if c.low is not None else "")
+        line = (
+            f"| {setting} | {enc} | {fmt(c.width, '.1e')} | {c.secs:.1f} | {fmt(dpa.value)}{mark(dpa, c)} "
+            f"| {fmt(dpa.secs, '.1f')} | {fmt(res.ratio, '.1f')} |"
+        )
+        if fine:
+            fv = res.fine or PeerValue(None, None)
+            line += f" {fmt(fv.value)}{mark(fv, c)} | {fmt(fv.secs, '.1f')} |"
+        prv_cell = "n/a" if prv.value is None else f"[{fmt(prv.low)}, {fmt(prv.up)}]"
+        print(f"{line} {prv_cell} | {fmt(prv.secs, '.1f')} |")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--first", type=int, default=len(SETTINGS), help="run the first K settings only")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0].replace("\n", " "))
+    parser.add_argument("--rows", default=None, help=f"comma list of row indices in 0..{len(ROWS) - 1} (default all)")
+    parser.add_argument("--first", type=int, default=None, help="run the first K of the chosen rows only")
+    parser.add_argument("--fine", action="store_true", help="also run dp_accounting at vdi 1e-5 (~10x its time)")
     parser.add_argument("--no-calibration", action="store_true", help="skip the calibration comparison")
     args = parser.parse_args()
-    for q, sigma, steps, delta in SETTINGS[: args.first]:
-        print(f"q={q} sigma={sigma} steps={steps} delta={delta}")
-        low, up, secs = certdp_eps(q, sigma, steps, delta)
-        print(
-            f"  certdp (default h, both directions): [{low:.7f}, {up:.7f}]"
-            f"  width/eps {(up - low) / up:.1e}  ({secs:.1f} s)"
-        )
-        for vdi in (1e-4, 1e-5):
-            text, value = dp_accounting_eps(q, sigma, steps, delta, vdi)
-            where = ""
-            if value is not None:
-                where = " inside" if low <= value <= up else (" ABOVE" if value > up else " BELOW (optimistic)")
-            print(f"  dp_accounting PLD vdi={vdi:g}: {text}{where} certdp's enclosure")
-        for err in (0.1, 0.01):
-            print(f"  prv_accountant eps_error={err:g}: {prv_eps(q, sigma, steps, delta, err)}")
+    indices = list(range(len(ROWS)))
+    if args.rows is not None:
+        try:
+            indices = [int(part) for part in args.rows.split(",") if part.strip()]
+        except ValueError:
+            parser.error(f"--rows={args.rows!r} must be a comma list of integers")
+        bad = [i for i in indices if not 0 <= i < len(ROWS)]
+        if bad:
+            parser.error(f"--rows: index {bad[0]} is not in 0..{len(ROWS) - 1}")
+    if args.first is not None:
+        indices = indices[: args.first]
+    results = [run_row(i, ROWS[i], args.fine) for i in indices]
+    if results:
+        print()
+        table(results, args.fine)
+        timed = [(res.ratio, res) for res in results if res.certdp.status == "ok" and res.ratio is not None]
+        failed = sum(res.certdp.status != "ok" for res in results)
+        note = f" ({failed} row(s) without an enclosure left out)" if failed else ""
+        if timed:
+            top_ratio, top = max(timed, key=lambda pair: pair[0])
+            print(f"max time ratio certdp / dp_accounting (vdi 1e-4): {top_ratio:.1f} ({top.row.name}){note}")
+        else:
+            print(f"max time ratio certdp / dp_accounting (vdi 1e-4): n/a{note}")
     if not args.no_calibration:
         print("calibration: q=0.01 steps=500 (3, 1e-5)")
         calibration("0.01", 500, "3", "1e-5")
