@@ -415,10 +415,10 @@ def test_tiny_q_and_tiny_delta_run_or_refuse_in_one_line(capsys: pytest.CaptureF
         return p_tail - math.exp(eps) * ndtr(-x / s)
 
     assert delta_remove(up) <= 1e-5 * (1 + 1e-9) and delta_remove(low) >= 1e-5 * (1 - 1e-9)
-    # with a width target the refinement's first lattice (4 x auto_h) fits and meets 1e-4; auto_h's
-    # own lattice (the default without a target) needs more than 2^17 cells and is refused in one line
-    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --rel-width 1e-4 --json".split()) == 0
+    # the refinement's first lattice (4 x auto_h) fits and meets the default 1e-4; a fine explicit
+    # spacing needs more than 2^17 cells and is refused in one line
+    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --json".split()) == 0
     rec = json.loads(capsys.readouterr().out)
     assert Fraction(rec["lower"]) <= Fraction(rec["upper"]) <= Fraction(rec["lower"]) * (1 + Fraction(1, 10**4))
-    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --json".split()) == 2
+    assert main("eps gaussian --sigma 1 --delta 1e-400 --via pld --h 1/4096 --json".split()) == 2
     assert "lattice cells" in capsys.readouterr().err

@@ -20,6 +20,7 @@ from certdp.notions import pld as pld_mod
 from certdp.notions.accountant import PLD_PREC
 from certdp.notions.pld import DEFAULT_REL_WIDTH, pld_bounds, refined_h
 from certdp.pairs import compose
+from certdp.pairs.params import exact_str
 from certdp.pairs.subsampled import SubsampledGaussian
 from tests.refs import contains, gaussian_delta, gaussian_eps
 
@@ -36,10 +37,13 @@ def _bounds(pair, **kw):
         return pld_bounds(pair, **kw)
 
 
-def test_without_a_target_one_lattice_is_used() -> None:
+def test_without_a_target_the_default_width_is_met() -> None:
     with workprec(PLD_PREC):
         res = pld_bounds(_pair("0.01", "0.8", 50), delta="1e-5")
-    assert "rounds" not in res.grid and "rel_width" not in res.grid
+        one = pld_bounds(_pair("0.01", "0.8", 50), delta="1e-5", h=Fraction(1, 2**9))
+    assert res.grid["rel_width"] == exact_str(DEFAULT_REL_WIDTH) and res.grid["rounds"]
+    assert _rel(res.enclosure) <= DEFAULT_REL_WIDTH
+    assert "rounds" not in one.grid and "rel_width" not in one.grid  # an explicit h: one lattice
 
 
 def _rel(enc) -> Fraction:
@@ -203,8 +207,13 @@ def test_accountant_threads_rel_width() -> None:
 
 def test_refined_h_model() -> None:
     h = Fraction(1, 2**9)
-    # width 1e-2 -> 1e-4 wants h/10 (x 0.85): the power of two below is h/16
+    # width 1e-2 -> 1e-4 wants h/10 (x 0.7 = 0.07 h): four significant bits below it give h/16
     assert refined_h(h, Fraction(1, 100), Fraction(1, 10**4)) == h / 16
-    assert refined_h(h, Fraction(2, 10**4), Fraction(1, 10**4)) == h / 2  # at least a halving
+    # 2e-4 -> 1e-4 wants 0.707 h x 0.7 = 0.495 h: 15/32 h (not the power of two h/4)
+    assert refined_h(h, Fraction(2, 10**4), Fraction(1, 10**4)) == h * 15 / 32
+    assert refined_h(h, Fraction(11, 10**5), Fraction(1, 10**4)) == h * 5 / 8  # 0.953 x 0.7 h: 10/16 h
+    for width in (Fraction(3, 10**4), Fraction(7, 10**3), Fraction(1, 30)):
+        got = refined_h(h, width, Fraction(1, 10**4)) / h
+        assert got.denominator & (got.denominator - 1) == 0 and got.numerator < 16  # dyadic, 4 bits
     assert refined_h(h, Fraction(1, 10), Fraction(1, 10**12)) == h / 32  # at most 32 per round
     assert refined_h(h, Fraction(9, 10), Fraction(1, 10**12)) == h / 4  # not yet second order

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
-from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_SIGMA, calibration_step
+from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_PLD_H, MIN_SIGMA, calibration_step
 from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
@@ -27,7 +27,7 @@ from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS
 from certdp.notions.eps_delta import epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
-from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
+from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, exact_str, integer, real
 
@@ -56,6 +56,9 @@ COARSE_CELLS = 1 << 14
 
 #: default sigma step between claim and refutation for the PLD calibration
 PLD_STEP = "1e-5"
+
+#: the finest spacing the refinement near the target uses (the verifier's MIN_PLD_H)
+MIN_REFINE_H = MIN_PLD_H
 
 #: working precision of the lattice bounds (bits)
 PLD_PREC = 128
@@ -128,10 +131,13 @@ def calibrate_pld(
     Search: a coarse lattice (h x COARSE_FACTOR) brackets and solves eps_upper(sigma) = eps by
     the Illinois method in floats; at h, a Newton step with the coarse slope proposes the grid
     sigma, which certified evaluations then move by single steps until sigma meets the target and
-    sigma - step does not. The other direction is shown to meet the target on the coarse lattice
-    when it can (refined at h otherwise). The refutation is tried at h and, if the lower bound is
-    not tight enough there, once at h/2. Every decision is a certified evaluation; floats only
-    propose.
+    sigma - step does not. Near the target the lattice is then halved (down to MIN_REFINE_H) until
+    sigma - step is decided: its violation proved (the refutation), or the target proved there on
+    the finer lattice (sigma - step becomes the claim, and the walk goes on). When neither is
+    proved at the finest lattice, ``miss_reason`` says so and names a proved violation further
+    below (sigma - 2^j step), i.e. the interval that holds the least sigma. The other direction is
+    shown to meet the target on the coarse lattice when it can (at the claim's h otherwise).
+    Every decision is a certified evaluation; floats only propose.
 
     ``h`` None: :func:`default_h` of the step. ``progress`` (None: silent) is called with a short
     text before each certified probe (``remove direction, sigma=1.41469, h=2^-12: upper bound``),
@@ -244,23 +250,45 @@ def calibrate_pld(
                 f"the calibrated sigma={fmt_value(sigma)} is outside [{MIN_SIGMA}, {MAX_SIGMA}], the range a "
                 "certificate records"
             )
+        # near the target, refine the lattice until the step below is decided: proved violated, or
+        # proved to meet the target on the finer lattice (then it is the new claim and the walk goes on)
+        claim_h, hh, refutation, reason, low_miss = h, h, None, None, Fraction(0)
+        while k > k_min:
+            below = (k - 1) * st
+            try:
+                low_miss = eps_low(below, main, hh)
+                if low_miss > target:
+                    miss_bounds = bounds(below, main, hh, True)
+                    refutation = [SideResult(main, miss_bounds.lattice, low_miss, miss_bounds.eps("upper", d))]
+                    break
+                if eps_up(below, main, hh) <= target:
+                    k, claim_h = k - 1, hh
+                    continue
+            except LimitExceeded as exc:
+                reason = f"the lattice at h = {hh} cannot be formed ({exc})"
+                break
+            if hh / 2 < MIN_REFINE_H:
+                break
+            hh /= 2
+        sigma = k * st
         # the claim's lower end is informative only (the claim is the upper end): a coarse tuned lattice
         claim = [
             SideResult(
-                main, bounds(sigma, main, h, False).lattice, eps_low(sigma, main, coarse_h), eps_up(sigma, main, h)
+                main,
+                bounds(sigma, main, claim_h, False).lattice,
+                eps_low(sigma, main, coarse_h),
+                eps_up(sigma, main, claim_h),
             )
         ]
         for other in dirs:
-            if other != main:  # coarse if that proves it, else at h
-                hh = coarse_h if eps_up(sigma, other, coarse_h) <= target else h
-                if eps_up(sigma, other, hh) > target:
+            if other != main:  # coarse if that proves it, else at the claim's h
+                oh = coarse_h if eps_up(sigma, other, coarse_h) <= target else claim_h
+                if eps_up(sigma, other, oh) > target:
                     raise PrecisionExhausted(
                         f"direction {other} does not meet epsilon={fmt_value(target)} at sigma={fmt_value(sigma)} "
                         f"(the {main} direction does): calibrate that direction alone"
                     )
-                claim.append(SideResult(other, bounds(sigma, other, hh, False).lattice, None, eps_up(sigma, other, hh)))
-        # the violation one step below, at h and (if that is not tight enough) once at h/2
-        refutation, reason = None, None
+                claim.append(SideResult(other, bounds(sigma, other, oh, False).lattice, None, eps_up(sigma, other, oh)))
         if k == k_min:  # nothing a certificate could record below
             reason = (
                 "sigma - step = 0 is no noise at all: there is no smaller sigma on the step lattice to refute"
@@ -268,17 +296,20 @@ def calibrate_pld(
                 else f"sigma - step = {fmt_value(sigma - st)} is below {fmt_value(MIN_SIGMA)}, the smallest sigma a "
                 "certificate records"
             )
-        for hh in (h, h / 2) if k > k_min else ():
-            low_miss = eps_low(sigma - st, main, hh)
-            if low_miss > target:
-                miss_bounds = bounds(sigma - st, main, hh, True)
-                refutation = [SideResult(main, miss_bounds.lattice, low_miss, miss_bounds.eps("upper", d))]
-                break
-        if refutation is None and reason is None:
+        if refutation is None and k > k_min:
+            # further below the violation is larger: the calibration's own h proves it (finer lattices
+            # there may not even fit)
+            proved = _proved_miss(lambda s_: eps_low(s_, main, h) > target, sigma, st, k - k_min)
+            where = (
+                f"the violation is proved at sigma = {fmt_value(proved)}, so the least sigma lies in "
+                f"({fmt_value(proved)}, {fmt_value(sigma)}]"
+                if proved is not None
+                else "no violation is proved within 1024 steps below"
+            )
             reason = (
                 f"at sigma - step = {fmt_value(sigma - st)} the {main} direction's certified eps_lower "
-                f"{fmt_value(low_miss)} is not > {fmt_value(target)} at h = {h / 2}: the lattice bounds are not "
-                "tight enough to prove the violation (a larger step would)"
+                f"{fmt_value(low_miss)} is not > {fmt_value(target)} and its eps_upper is not <= it at the finest "
+                f"h = {hh}: {reason or 'the lattice bounds are not tight enough there'}; {where}"
             )
     return PldCalibration(
         q=qq,
@@ -298,6 +329,21 @@ def calibrate_pld(
         seconds=time.perf_counter() - start,
         probes=probes,
     )
+
+
+def _proved_miss(violated: Callable[[Fraction], bool], sigma: Fraction, st: Fraction, room: int) -> Fraction | None:
+    """The sigma nearest below ``sigma`` found, at sigma - 2^j step (j = 1..10, at most ``room``
+    steps), whose violation is proved (``violated``), or None: the proved end of the interval
+    that holds the least sigma when the step below itself is not decided."""
+    j = 2
+    while j <= min(room, 1024):
+        try:
+            if violated(sigma - j * st):
+                return sigma - j * st
+        except LimitExceeded:  # the lattice there does not fit: no proved end
+            return None
+        j *= 2
+    return None
 
 
 def _short(sigma: Fraction) -> str:

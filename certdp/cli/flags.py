@@ -133,13 +133,13 @@ def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _within_pld_steps(args: argparse.Namespace) -> bool:
-    """Whether the composition the flags ask for is within the lattice accountant's MAX_STEPS, by
+    """Whether the calibration the flags ask for is within MAX_CALIBRATION_STEPS, by
     the same exact count as certdp.cli.common.steps_from_args (ceil(E/q) in rationals: a float
     quotient once sent 7100 epochs at q = 0.071, exactly 100000 steps, to RDP without a word).
     Values are parsed by certdp's own reader (which refuses 1e999999999 at once instead of
     building its billion digits); one that does not parse counts as within: its check reports it."""
     from certdp.errors import CertdpError
-    from certdp.notions.pld import MAX_STEPS
+    from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_STEPS
     from certdp.pairs.params import real
 
     try:

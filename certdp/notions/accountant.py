@@ -144,15 +144,15 @@ def calibration_route(steps: int) -> Route:
     (claim and refutation by the lattice bounds) within the lattice accountant's step limit, else
     ``rdp`` as a route switch (the caller must say so: warning, and stderr on the CLI).
 
-    Contract: a Route with via "pld" iff steps <= certdp.notions.pld.MAX_STEPS.
+    Contract: a Route with via "pld" iff steps <= certdp.notions.pld.MAX_CALIBRATION_STEPS.
     """
-    from certdp.notions.pld import MAX_STEPS
+    from certdp.notions.pld import MAX_CALIBRATION_STEPS
 
-    if steps <= MAX_STEPS:
+    if steps <= MAX_CALIBRATION_STEPS:
         return Route("pld", "PLD lattice bounds (claim and refutation both proved)")
     return Route(
         "rdp",
-        f"{SWITCH_PREFIX}: steps={steps} exceeds {MAX_STEPS}, the most the lattice accountant composes",
+        f"{SWITCH_PREFIX}: steps={steps} exceeds {MAX_CALIBRATION_STEPS}, the most the PLD calibration composes",
         switched=True,
     )
 

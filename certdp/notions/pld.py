@@ -45,6 +45,7 @@ from fractions import Fraction
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, invalid
+from certdp.notions.pld_fixed import FixedComposed, compose_fixed, eps_lower_fixed, eps_upper_fixed
 from certdp.notions.pld_grid import (
     ATOMIC_CELLS,
     AUTO_MIN_CELLS,
@@ -80,6 +81,7 @@ __all__ = [
     "COARSE_FACTOR",
     "DEFAULT_H",
     "DEFAULT_REL_WIDTH",
+    "MAX_CALIBRATION_STEPS",
     "MAX_CELLS",
     "MAX_LOSS",
     "MAX_PARTS",
@@ -125,20 +127,26 @@ __all__ = [
 
 #: most composed steps of the lattice accountant (the powers' lengths grow about as their square
 #: root; beyond, RDP is the accountant to use)
-MAX_STEPS = 10**5
+MAX_STEPS = 10**6
+
+#: most composed steps of a PLD calibration and of its certificate (each sigma probe is one
+#: composition; the verifier's limit certdp.cert.limits.MAX_PLD_STEPS is the same)
+MAX_CALIBRATION_STEPS = 10**5
 
 #: most distinct parts of a composition the lattice accountant composes (each adds a power and
 #: a product of long lattices: 100 parts ran for minutes; beyond, RDP is the accountant to use)
 MAX_PARTS = 16
 
-#: the default target of pld_bounds without h: relative width (upper - lower)/upper of the enclosure
+#: the default target of pld_bounds without h: relative width (upper - lower)/upper of the eps enclosure
 DEFAULT_REL_WIDTH = Fraction(1, 10**4)
+
+
 
 #: the refinement's first round runs at this multiple of auto_h (a cheap probe of the width)
 PROBE_FACTOR = 4
 
-#: the predicted spacing is multiplied by this before it is rounded down to a power of two
-REFINE_SAFETY = Fraction(85, 100)
+#: the predicted spacing is multiplied by this before it is rounded down to four significant bits
+REFINE_SAFETY = Fraction(7, 10)
 
 #: one round refines the spacing by at most this factor (and at least 2)
 MAX_REFINE_STEP = 32
@@ -422,11 +430,11 @@ class LatticeBounds:
         self.parts: tuple[Part, ...] = ((pair, steps, lattice), *others)
         self.max_product = max_product
         self._cells: dict[int, Cells] = {}
-        self._composed: dict[str, Composed] = {}
+        self._composed: dict[str, FixedComposed] = {}
 
-    def composed(self, side: str) -> Composed:
-        """Contract: the pruned product of the parts' powers of the ``side`` ("upper" or "lower")
-        lattice pmfs."""
+    def composed(self, side: str) -> FixedComposed:
+        """Contract: the product of the parts' powers of the ``side`` ("upper" or "lower") lattice
+        pmfs, in exact fixed point rounded in the side's direction (certdp.notions.pld_fixed)."""
         if side not in self._composed:
             if side not in ("upper", "lower"):
                 raise invalid("side", side, "must be lower or upper")
@@ -436,20 +444,22 @@ class LatticeBounds:
                 if i not in self._cells:
                     self._cells[i] = _cell_masses(pair, lattice)
                 pmfs.append((build(pair, lattice, self._cells[i]), steps))
-            self._composed[side] = compose_parts(pmfs, self.floor, self.max_product)
+            self._composed[side] = compose_fixed(side, pmfs, self.floor, self.max_product)
         return self._composed[side]
 
     def eps(self, side: str, delta: Fraction) -> Fraction:
-        """Contract: "upper": delta_n(eps) <= delta is proved at the returned eps (:func:`eps_upper`);
-        "lower": delta_n(eps) > delta is proved there (:func:`eps_lower`)."""
-        fn = eps_upper if side == "upper" else eps_lower
+        """Contract: "upper": delta_n(eps) <= delta is proved at the returned eps (:func:`eps_upper_fixed`);
+        "lower": delta_n(eps) > delta is proved there, or 0 (:func:`eps_lower_fixed`)."""
+        if not 0 < delta < 1:
+            raise invalid("delta", delta, "must be in (0, 1)")
+        fn = eps_upper_fixed if side == "upper" else eps_lower_fixed
         return fn(self.composed(side), delta)
 
     def delta(self, side: str, eps: Fraction) -> Ball:
         """Contract: an exact ball >= delta_n(eps) ("upper") or <= it and >= 0 ("lower")."""
         if side == "upper":
-            return self.composed(side).delta_upper(to_ball(eps)).upper()
-        return self.composed(side).delta_lower(to_ball(eps)).lower().max(to_ball(0))
+            return self.composed(side).delta_upper(eps)
+        return self.composed(side).delta_lower(eps)
 
 
 def side_bounds(
@@ -505,19 +515,26 @@ def _pow2_floor(x: Fraction) -> Fraction:
     return p
 
 
+def _dyadic_floor(x: Fraction) -> Fraction:
+    """The largest m 2^k <= x with m in [8, 16) (four significant bits; x > 0)."""
+    p = _pow2_floor(x)
+    return p * math.floor(x / p * 8) / 8
+
+
 def refined_h(h: Fraction, width: Fraction, target: Fraction) -> Fraction:
     """The next spacing of the refinement (only steers: any spacing is sound): the second-order
     model width ~ C h^2 through (h, width) predicts sqrt(target/width) h; times REFINE_SAFETY,
-    rounded down to a power of two, and between h/MAX_REFINE_STEP (h/4 for a width >= 1/2, not
-    yet second order) and h/2.
+    rounded down to a dyadic m 2^k with four significant bits (m in [8, 16): finer steps than
+    powers of two, so one round lands near the target instead of up to 4x below it), and
+    between h/MAX_REFINE_STEP (h/4 for a width >= 1/2, not yet second order) and 3h/4.
 
-    Contract: a power of two in [h/MAX_REFINE_STEP, h/2] when h is one; no enclosure.
+    Contract: a dyadic rational in [h/MAX_REFINE_STEP, 3h/4] when h is dyadic; no enclosure.
     """
     ratio = math.sqrt(float(target) / float(width)) if width > 0 else 1.0
     wanted = h * Fraction(ratio).limit_denominator(2**20) * REFINE_SAFETY
     # a width near 1 (the lower end still near 0) is not yet in the second-order regime
     step = MAX_REFINE_STEP if width < Fraction(1, 2) else 4
-    return min(max(_pow2_floor(wanted) if wanted > 0 else h / step, h / step), h / 2)
+    return min(max(_dyadic_floor(wanted) if wanted > 0 else h / step, h / step), h * 3 / 4)
 
 
 def default_spacing(pair: PrivacyPair, *, delta: object = None) -> Fraction:
@@ -548,11 +565,14 @@ def pld_bounds(
     remove and add compositions (:func:`directions`). Pairs whose loss has atoms are put on a
     lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
 
-    ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None).
-    ``h`` and ``rel_width`` None: one lattice at :func:`auto_h` (no width target).
-    ``rel_width`` given: refine until the relative width (upper - lower)/upper of the enclosure is
-    at most ``rel_width`` (DEFAULT_REL_WIDTH = 1e-4 is the suggested target; an upper end of 0
-    counts as met). The
+    ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None; for one
+    cheap lattice pass ``h=default_spacing(pair, delta=...)``).
+    Otherwise: refine until the relative width (upper - lower)/upper of the enclosure is at most
+    ``rel_width`` (None: DEFAULT_REL_WIDTH = 1e-4 for eps(delta); an upper end of 0 counts as
+    met, and for delta(eps) an upper end <= 2^12 PRUNE_FLOOR (4e-37: the prunes of 2^8 floors per
+    end and product resolve no smaller delta) too). delta(eps) without ``rel_width`` and ``h``:
+    one lattice at :func:`auto_h` (no target: a tiny delta far in the loss tail has a lower end
+    the lattices cannot resolve, and a default target would refuse it). The
     first round runs at PROBE_FACTOR x :func:`auto_h`; each next spacing comes from the
     second-order error model through the last round (:func:`refined_h`). When the next lattice
     would pass the limits (MAX_CELLS cells per step, MAX_REFINE_PRODUCT coefficients in a
@@ -597,14 +617,16 @@ def pld_bounds(
         )
     floor, tail_bits = resolution(delta, steps)
     Result = tuple[dict[str, Ball], list[Part]]
-    cache: dict[tuple[str, Fraction], Result] = {}  # a round reuses the earlier rounds' lattices
+    cache: dict[tuple[str, Fraction, bool], Result] = {}  # a round reuses the earlier rounds' lattices
 
-    def run(name: str, hh: Fraction, max_product: int | None) -> Result:
-        if (name, hh) in cache:
-            return cache[(name, hh)]
+    def run(name: str, hh: Fraction, max_product: int | None, upper_only: bool = False) -> Result:
+        for key in ((name, hh, False), (name, hh, True)) if upper_only else ((name, hh, False),):
+            if key in cache:
+                return cache[key]
         parts = comps[name]
-        # one tuned lattice per part for both sides (the upper bound is second order at any offset)
-        lats = part_lattices(parts, hh, tail_bits)
+        # one tuned lattice per part for both sides (the upper bound is second order at any offset,
+        # so an upper-only run skips the offset search)
+        lats = part_lattices(parts, hh, tail_bits, tune=not upper_only)
         reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
         if reach > MAX_LOSS:
             raise LimitExceeded(
@@ -614,8 +636,10 @@ def pld_bounds(
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
         bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others)
         cap = _pure_dp_cap(parts)
+        sides = ("upper",) if upper_only else ("lower", "upper")
         if delta is not None:
-            ends = {side: bounds.eps(side, delta) for side in ("lower", "upper")}
+            ends = {side: bounds.eps(side, delta) for side in sides}
+            ends.setdefault("lower", Fraction(0))  # upper only: the trivial lower end
             if cap is not None:  # eps = the largest loss gives delta = 0: pure DP (class docstrings)
                 ends = {side: min(value, cap) for side, value in ends.items()}
             out: Result = ({side: to_ball(value) for side, value in ends.items()}, lats)
@@ -624,8 +648,9 @@ def pld_bounds(
             if cap is not None and eps >= cap:
                 out = ({"lower": to_ball(0), "upper": to_ball(0)}, lats)
             else:
-                out = ({side: bounds.delta(side, eps) for side in ("lower", "upper")}, lats)
-        cache[(name, hh)] = out
+                out = ({side: bounds.delta(side, eps) for side in sides}, lats)
+                out[0].setdefault("lower", to_ball(0))
+        cache[(name, hh, upper_only)] = out
         return out
 
     def at(hh: Fraction, max_product: int | None = None) -> PldResult:
@@ -633,17 +658,17 @@ def pld_bounds(
 
     if h is not None:
         return at(h)
-    if target is None:
-        # opt-in for now: at today's lattice speed a 1e-4 default costs 7-14x the time of one
-        # lattice and refuses 1e5-step runs (issue 34 measurements); one lattice at auto_h it is
+    if target is None and delta is None:  # delta(eps): one lattice (docstring)
         return at(auto_h([part for parts in comps.values() for part in parts], tail_bits))
-    goal = target
+    goal = DEFAULT_REL_WIDTH if target is None else target
     hh = auto_h([part for parts in comps.values() for part in parts], tail_bits) * PROBE_FACTOR
     res = at(hh)  # the first round: LimitExceeded here is the accountant's refusal, as before
     rounds: list[dict[str, str]] = []
 
     def record(r: PldResult, spacing: Fraction) -> Fraction:
         w = _relative_width(r.enclosure)
+        if delta is None and r.enclosure.upper <= PRUNE_FLOOR * 2**12:  # below what the lattices resolve
+            w = Fraction(0)
         rounds.append({"h": exact_str(spacing), "width": f"{float(w):.6g}"})
         return w
 
@@ -701,7 +726,8 @@ def _assemble(
     if len(names) == 1:
         results[names[0]] = run(names[0], h, max_product)  # type: ignore[operator]
     else:
-        coarse = {name: run(name, h * COARSE_FACTOR, max_product) for name in names}  # type: ignore[operator]
+        # the coarse runs only rank the directions and show one dominated: upper ends suffice
+        coarse = {name: run(name, h * COARSE_FACTOR, max_product, True) for name in names}  # type: ignore[operator]
         order = sorted(names, key=lambda k: -float(coarse[k][0]["upper"].mid()))
         main = order[0]
         results[main] = run(main, h, max_product)  # type: ignore[operator]

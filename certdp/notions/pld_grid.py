@@ -104,14 +104,15 @@ def _span(pair: PrivacyPair, h: Fraction, tail_bits: int) -> Fraction:
     return (lat.hi - lat.lo) * h
 
 
-def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int) -> list[Part]:
+def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int, tune: bool = True) -> list[Part]:
     """One lattice per part, all of one spacing (a product needs it). Without atoms: spacing h,
     each part with its own tuned offset (:func:`offset_lattice`; the offsets add). With atoms:
     the parts' common grid (:func:`common_grid` of the parts with atoms) sets the spacing and
     offset (:func:`aligned_spacing`; a part without atoms makes it a grid with a continuous part,
     so the spacing stays <= h, and takes a tuned offset on it). If that spacing needs more cells
     than MAX_CELLS (grids of very different scales), every part falls back to spacing h with a
-    tuned offset, where atoms cost first order.
+    tuned offset, where atoms cost first order. ``tune`` False: offset 0 instead of a tuned one
+    for the parts without atoms (for runs that need the upper bound only).
 
     Contract: (pair, steps, lattice) with a common spacing; only steers tightness (no enclosure).
     """
@@ -132,12 +133,14 @@ def part_lattices(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: 
                     n,
                     lattice_for(p, spacing, tail_bits, offset=offset)
                     if p.loss_grid() is not None
-                    else offset_lattice(p, spacing, tail_bits),
+                    else (offset_lattice(p, spacing, tail_bits) if tune else lattice_for(p, spacing, tail_bits)),
                 )
                 for p, n in parts
             ]
         except LimitExceeded:
             pass  # the fallback below
+    if not tune:
+        return [(p, n, lattice_for(p, h, tail_bits)) for p, n in parts]
     return [(p, n, offset_lattice(p, h, tail_bits)) for p, n in parts]
 
 

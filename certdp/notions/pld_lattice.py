@@ -247,7 +247,7 @@ def _imbalance(groups: list[Group], lattice: LossLattice, below: int) -> float:
 
 
 def choose_offset(
-    pair: PrivacyPair, h: Fraction, tries: int = 16, refine: int = 8, base: LossLattice | None = None
+    pair: PrivacyPair, h: Fraction, tries: int = 8, refine: int = 4, base: LossLattice | None = None
 ) -> Fraction:
     """The lattice offset in [0, h) whose lower-bound construction gives away the least, measured
     in floats (:func:`_imbalance`) on a window of 2 x 160 cells around the P-median of the loss: a

@@ -105,10 +105,10 @@ def test_float_delta_is_read_on_the_safe_side():
 
 def test_fallback_to_rdp_when_the_lattice_accountant_refuses():
     acc = CertifiedAccountant()
-    acc.history = [(2.0, 0.001, 200_001)]  # beyond the lattice accountant's step limit
-    with pytest.warns(UserWarning, match="RDP answered, not PLD: steps=200001 exceeds"):
+    acc.history = [(2.0, 0.001, 2_000_001)]  # beyond the lattice accountant's step limit
+    with pytest.warns(UserWarning, match="RDP answered, not PLD: steps=2000001 exceeds"):
         res = acc.certify(1e-5)
-    assert res.via == "rdp" and "RDP answered, not PLD" in res.fallback and res.steps == 200_001
+    assert res.via == "rdp" and "RDP answered, not PLD" in res.fallback and res.steps == 2_000_001
     assert res.enclosure.lower == 0 and res.enclosure.upper > 0
 
 

@@ -1,0 +1,171 @@
+"""Exact fixed-point powers and products of lattice pmfs: integers in units of 2^-bits, rounded
+in one direction after every product (FLINT's fmpz_poly; no ball radii at all).
+
+Why: an arb_poly product carries a radius per coefficient and costs about 2.5x an fmpz_poly
+product of the same length; with nonnegative coefficients, rounding every product up (or down)
+keeps every coefficient on one side of the exact one by induction, which is all a one-sided
+bound needs (docs/math.md §10.6).
+
+Contract of the module, for nonnegative masses a (the exact pmf, total <= 1):
+
+- "up": the computed polynomial A and its error bound D (units) satisfy a^n <= A + E
+  coefficient-wise for some E >= 0 of total mass <= D. Induction: the start is ceil(2^bits a);
+  a product of (A, D_A) and (B, D_B) gives ceil(A B / 2^bits) with D = |A| D_B + D_A |B| +
+  D_A D_B (rounded up; |A| = A(1), exact), since a^m a^k <= (A + E_A)(B + E_B) and every term
+  is >= 0; pruning a piece P moves it from A to E (D += |P|).
+- "down": a^n >= A coefficient-wise (floor of products of floors; pruning only lowers).
+
+The powering loops call :func:`certdp.enclose.checkpoint` before each product, so a wall-time
+budget can stop a long composition between two products.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from flint import arb, arb_poly, fmpz, fmpz_poly
+
+from certdp.enclose.checkpoint import checkpoint
+from certdp.errors import InvalidArgument, LimitExceeded
+
+__all__ = ["FixedPoly", "fixed_power", "fixed_product", "to_units", "weighted_tail"]
+
+
+@dataclass(frozen=True)
+class FixedPoly:
+    """Masses ``poly[i] / 2^bits`` at lattice index ``offset + i``; ``err`` (units, "up" only)
+    bounds the total mass the polynomial may miss (module docstring)."""
+
+    offset: int
+    poly: fmpz_poly
+    bits: int
+    err: int = 0
+
+    @classmethod
+    def from_units(cls, offset: int, units: Sequence[int], bits: int) -> FixedPoly:
+        """Contract: the FixedPoly of exact integer masses ``units`` at offset + i (err 0)."""
+        return cls(offset, fmpz_poly(list(units)), bits)
+
+    def total(self) -> int:
+        """Contract: the exact sum of the coefficients (units)."""
+        return int(self.poly(1)) if self.poly.length() else 0
+
+    def coeffs(self) -> list[int]:
+        """Contract: the coefficients as Python ints (units), exact."""
+        return [int(c) for c in self.poly.coeffs()]
+
+
+def to_units(masses: Sequence[arb], bits: int, up: bool) -> list[int]:
+    """Integers in units of 2^-bits: ceil of each ball's upper end (``up``) or floor of its lower
+    end, clamped at 0 (a mass is never negative).
+
+    Contract: up: result[i] / 2^bits >= every point of masses[i]; down: <= every point of it
+    (and >= 0 when the ball is >= 0; a ball reaching below 0 gives 0, which is <= its masses
+    only if they are >= 0, as lattice masses are).
+    """
+    scale = arb(2) ** bits
+    out = []
+    for m in masses:
+        x = m * scale  # exact: a power-of-two scaling
+        end = x.upper().ceil() if up else x.lower().floor()
+        v = int(end.unique_fmpz())
+        out.append(max(v, 0))
+    return out
+
+
+def _prune(fp: FixedPoly, up: bool, allowance: int, weight: int) -> FixedPoly:
+    """Drop end coefficients while their mass, times ``weight`` (the copies of this polynomial in
+    the final power: it only steers how much is dropped), stays within ``allowance`` units per
+    end; "up" adds the dropped mass to ``err``."""
+    poly = fp.poly
+    n = poly.length()
+    if n <= 1 or allowance <= 0:
+        return fp
+    lo, acc = 0, 0
+    while lo < n - 1:
+        c = int(poly[lo])
+        if (acc + c) * weight > allowance:
+            break
+        acc += c
+        lo += 1
+    hi, acc2 = n, 0
+    while hi > lo + 1:
+        c = int(poly[hi - 1])
+        if (acc2 + c) * weight > allowance:
+            break
+        acc2 += c
+        hi -= 1
+    if lo == 0 and hi == n:
+        return fp
+    kept = poly.truncate(hi).right_shift(lo) if lo else poly.truncate(hi)
+    return FixedPoly(fp.offset + lo, kept, fp.bits, fp.err + (acc + acc2 if up else 0))
+
+
+def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None) -> FixedPoly:
+    """The product, rounded to ``bits`` in the direction ``up`` (module docstring)."""
+    length = a.poly.length() + b.poly.length()
+    if max_product is not None and length > max_product:
+        raise LimitExceeded(f"a power's product of {length} coefficients exceeds the limit {max_product}")
+    checkpoint()
+    unit = fmpz(1) << a.bits
+    prod = a.poly * b.poly
+    if up:
+        poly = -((-prod) // unit)
+        ta, tb = a.total(), b.total()
+        raw = ta * b.err + a.err * tb + a.err * b.err
+        err = -((-raw) // (1 << a.bits))
+    else:
+        poly, err = prod // unit, 0
+    return FixedPoly(a.offset + b.offset, poly, a.bits, err)
+
+
+def fixed_power(base: FixedPoly, n: int, up: bool, allowance: int = 0, max_product: int | None = None) -> FixedPoly:
+    """The n-th power of ``base`` by binary powering in fixed point, pruned after every product.
+
+    Contract: "up": (n-th power of the exact pmf) <= poly + E, total(E) <= err units; "down":
+    poly <= the n-th power of the exact pmf (module docstring). ``allowance`` (units) bounds the
+    mass each prune drops at each end, weighted by how many copies of the pruned polynomial the
+    final power contains (floor(n / 2^level); only tightness depends on it). LimitExceeded before
+    a product longer than ``max_product`` coefficients is formed.
+    """
+    if n < 1:
+        raise InvalidArgument(f"n={n} must be >= 1")
+    copies, level = n, 0
+    acc: FixedPoly | None = None
+    cur = _prune(base, up, allowance, copies)
+    while n:
+        if n & 1:
+            acc = cur if acc is None else _prune(_mul(acc, cur, up, max_product), up, allowance, 1)
+        n >>= 1
+        if n:
+            level += 1
+            cur = _prune(_mul(cur, cur, up, max_product), up, allowance, copies >> level)
+    assert acc is not None
+    return acc
+
+
+def fixed_product(
+    factors: Sequence[FixedPoly], up: bool, allowance: int = 0, max_product: int | None = None
+) -> FixedPoly:
+    """The product of ``factors`` (same bits), pruned after every product.
+
+    Contract: as :func:`fixed_power`, for the product of the exact pmfs the factors bound.
+    """
+    if not factors:
+        raise InvalidArgument("factors=[] must be non-empty")
+    acc = factors[0]
+    for f in factors[1:]:
+        if f.bits != acc.bits:
+            raise InvalidArgument(f"bits={f.bits} must equal the first factor's bits={acc.bits}")
+        acc = _prune(_mul(acc, f, up, max_product), up, allowance, 1)
+    return acc
+
+
+def weighted_tail(coeffs: Sequence[int], start: int, ratio: arb) -> arb:
+    """sum_{k >= start} coeffs[k] ratio^(k - start), in Arb (exact integer coefficients).
+
+    Contract: contains the sum (Arb's polynomial evaluation is rigorous)."""
+    if start >= len(coeffs):
+        return arb(0)
+    return arb_poly(list(coeffs[start:]))(ratio)

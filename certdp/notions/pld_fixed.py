@@ -1,0 +1,281 @@
+"""The composition step of the certified PLD accountant in exact fixed point (docs/math.md §10.6):
+each part's one-step lattice pmf is rounded to integers in units of 2^-bits (up for the
+dominating pair, down for the dominated one), raised to its power and multiplied in fmpz_poly
+with directed rounding (certdp.enclose.fixed), and delta(eps) is summed from the integers.
+
+eps(delta) is first located in floats (a guide only), then proved at a dyadic eps next to it in
+ball arithmetic; when the proof fails there, the search falls back to a certified bisection.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from certdp.enclose import Ball, to_ball
+from certdp.enclose.fixed import FixedPoly, fixed_power, fixed_product, to_units, weighted_tail
+from certdp.errors import InvalidArgument, PrecisionExhausted, invalid
+from certdp.notions.pld_lattice import LatticePmf
+
+__all__ = ["FixedComposed", "compose_fixed", "fixed_bits"]
+
+#: eps(delta) answers lie on the grid EPS_GRID Z (exact dyadics)
+EPS_GRID = Fraction(1, 2**40)
+
+#: below this delta the float guide underflows: the search is a certified bisection
+GUIDE_MIN_DELTA = Fraction(1, 10**280)
+
+#: how far (relative) the first certified try sits beyond the float guide's eps
+GUIDE_MARGIN = 2.0**-40
+
+
+def fixed_bits(floor: Fraction) -> tuple[int, int]:
+    """(bits, allowance) for a prune floor 2^-f (certdp.notions.pld.resolution): units of 2^-(f +
+    16), so the rounding of every product (at most one unit per coefficient) is 2^-16 of the
+    floor per coefficient; and the per-end prune allowance 2^8 floors, in units.
+
+    Contract: bits >= 64 and allowance >= 1; only tightness depends on them.
+    """
+    f = max(1, floor.denominator.bit_length() - floor.numerator.bit_length())
+    bits = max(64, f + 16)
+    return bits, 1 << max(0, bits - f + 8)
+
+
+@dataclass(frozen=True)
+class FixedComposed:
+    """The composed lattice pmf of one side: ``coeffs[i] / 2^bits`` at the loss
+    ``shift + (base + i) h``; ``suffix[i]`` = sum_{k >= i} coeffs[k] (exact ints); for the upper
+    side ``err`` (units) bounds the mass the coefficients may miss and ``inf_term`` (a ball)
+    encloses 1 - prod (1 - p_inf)^n, both counted at g = 1."""
+
+    side: str
+    h: Fraction
+    shift: Fraction
+    base: int
+    bits: int
+    coeffs: list[int]
+    suffix: list[int]
+    err: int
+    inf_term: Ball
+    _guide: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    def loss(self, j: int) -> Fraction:
+        """Contract: the loss of index j, shift + (base + j) h, exact."""
+        return self.shift + self.h * (self.base + j)
+
+    def first_above(self, eps: Fraction) -> int:
+        """Contract: the least index whose loss is > eps (exact), clamped to [0, len(coeffs)]."""
+        j = math.floor((eps - self.shift) / self.h) - self.base + 1
+        return min(max(j, 0), len(self.coeffs))
+
+    def _sum_above(self, eps: Fraction) -> Ball:
+        """sum_{loss_k > eps} c_k (1 - e^{eps - loss_k}) / 2^bits, enclosed."""
+        j = self.first_above(eps)
+        if j >= len(self.coeffs):
+            return to_ball(0)
+        unit = to_ball(2) ** -self.bits
+        s0 = to_ball(self.suffix[j]) * unit
+        ratio = to_ball(-self.h).exp()
+        s1 = weighted_tail(self.coeffs, j, ratio) * unit
+        return s0 - to_ball(eps - self.loss(j)).exp() * s1
+
+    def delta_upper(self, eps: Fraction) -> Ball:
+        """Contract: an exact ball >= delta_n(eps) of every pair the composed lattice pair bounds
+        (the dominating side; module docstring of certdp.enclose.fixed for ``err``)."""
+        if self.side != "upper":
+            raise InvalidArgument("delta_upper needs the upper side")
+        total = self._sum_above(eps) + to_ball(self.err) * to_ball(2) ** -self.bits + self.inf_term
+        return total.upper()
+
+    def delta_lower(self, eps: Fraction) -> Ball:
+        """Contract: an exact ball <= delta_n(eps) of the pair (the dominated side), >= 0."""
+        if self.side != "lower":
+            raise InvalidArgument("delta_lower needs the lower side")
+        return self._sum_above(eps).lower().max(to_ball(0))
+
+    def _float_guide(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(losses, f at every loss point, the constant part) in floats: f(l_j) is the float
+        estimate of delta at eps = l_j (only steers)."""
+        if "f" not in self._guide:
+            c = np.array([_to_float(v, self.bits) for v in self.coeffs], dtype=float)
+            losses = float(self.shift) + float(self.h) * (self.base + np.arange(len(c)))
+            ref = float(losses[-1]) if len(c) else 0.0
+            w = c * np.exp(np.clip(ref - losses, -700.0, 700.0))  # e^{-(l - ref)}: overflow-safe range
+            s0 = np.cumsum(c[::-1])[::-1]
+            s1 = np.cumsum(w[::-1])[::-1]
+            # f(l_j) sums the indices above j: suffix sums shifted by one
+            s0n = np.append(s0[1:], 0.0)
+            s1n = np.append(s1[1:], 0.0)
+            f = s0n - np.exp(np.clip(losses - ref, -700.0, 700.0)) * s1n
+            const = 0.0
+            if self.side == "upper":
+                const = self.err * 2.0**-self.bits + float(self.inf_term.upper().mid())
+            self._guide.update(losses=losses, f=f + const, s0=s0, s1=s1, ref=ref, const=const)
+        g = self._guide
+        return g["losses"], g["f"], g["const"]  # type: ignore[return-value]
+
+    def eps_guide(self, delta: float) -> float | None:
+        """The float eps where the float estimate of delta crosses ``delta`` (None: at eps <= the
+        first loss, or no crossing).
+
+        Contract: a float or None; no enclosure (it only steers the certified search)."""
+        losses, f, const = self._float_guide()
+        if len(losses) == 0 or f[0] <= delta:
+            return None
+        above = np.nonzero(f <= delta)[0]
+        if len(above) == 0:
+            return None
+        j = int(above[0])  # f(l_{j-1}) > delta >= f(l_j): the root lies in (l_{j-1}, l_j]
+        g = self._guide
+        s0, s1, ref = g["s0"], g["s1"], g["ref"]  # type: ignore[index]
+        # on (l_{j-1}, l_j] the sum runs over k >= j: s0[j] + const - e^{eps - ref} s1[j] = delta
+        if s1[j] <= 0:
+            return float(losses[j])
+        arg = (s0[j] + const - delta) / s1[j]
+        if not arg > 0:
+            return float(losses[j])
+        return min(max(ref + math.log(arg), float(losses[j - 1]) if j else -math.inf), float(losses[j]))
+
+
+def _to_float(v: int, bits: int) -> float:
+    """v / 2^bits as a float (0 below the float range; exact ints of any size)."""
+    sh = max(0, v.bit_length() - 60)
+    return math.ldexp(float(v >> sh), sh - bits)
+
+
+def compose_fixed(
+    side: str,
+    parts: list[tuple[LatticePmf, int]],
+    floor: Fraction,
+    max_product: int | None = None,
+) -> FixedComposed:
+    """The composition of ``steps`` runs of each lattice pmf in ``parts`` (one spacing), in fixed
+    point with the rounding direction of ``side``.
+
+    Contract: "upper": delta_upper(eps) >= delta_n(eps) of the composed dominating lattice pair
+    (sum c_k g(l_k) + err + 1 - prod (1 - p_inf)^n; certdp.enclose.fixed's contract); "lower":
+    delta_lower(eps) <= delta_n of the composed dominated sub-measure. LimitExceeded before a
+    product longer than ``max_product`` coefficients is formed.
+    """
+    if side not in ("upper", "lower"):
+        raise invalid("side", side, "must be lower or upper")
+    if not parts:
+        raise InvalidArgument("parts=[] must be non-empty")
+    up = side == "upper"
+    bits, allowance = fixed_bits(floor)
+    h = parts[0][0].lattice.h
+    powers, shift, log_keep = [], Fraction(0), to_ball(0)
+    for pmf, steps in parts:
+        if steps < 1:
+            raise invalid("steps", steps, "must be >= 1")
+        if pmf.lattice.h != h:
+            raise invalid("h", pmf.lattice.h, f"must equal the first part's h={h} (one spacing per composition)")
+        base = FixedPoly.from_units(pmf.lattice.lo, to_units(pmf.coeffs, bits, up), bits)
+        powers.append(fixed_power(base, steps, up, allowance, max_product))
+        shift += steps * pmf.lattice.offset
+        if up:
+            log_keep += steps * (-pmf.p_inf).log1p()
+    res = fixed_product(powers, up, allowance, max_product)
+    coeffs = res.coeffs() or [0]
+    suffix = [0] * (len(coeffs) + 1)
+    run = 0
+    for i in range(len(coeffs) - 1, -1, -1):
+        run += coeffs[i]
+        suffix[i] = run
+    # offsets: each power's offset is steps x lo (+ pruning); the product adds them
+    inf_term = (-log_keep.expm1()) if up else to_ball(0)
+    return FixedComposed(side, h, shift, res.offset, bits, coeffs, suffix, res.err, inf_term)
+
+
+def eps_upper_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EPS_GRID) -> Fraction:
+    """The smallest eps found, on the grid tol Z, with delta_upper(eps) <= delta proved.
+
+    Contract: delta_n(eps) <= delta at the returned eps (FixedComposed.delta_upper);
+    PrecisionExhausted when no eps <= 2^20 is proved.
+    """
+    d = to_ball(delta)
+
+    def ok(e: Fraction) -> bool:
+        return bool(composed.delta_upper(e) <= d)
+
+    if ok(Fraction(0)):
+        return Fraction(0)
+    guess = composed.eps_guide(float(delta)) if delta > GUIDE_MIN_DELTA else None
+    if guess is not None and math.isfinite(guess) and guess > 0:
+        step = max(abs(guess) * GUIDE_MARGIN, float(tol))
+        for _ in range(9):
+            cand = Fraction(math.ceil((guess + step) / float(tol))) * tol
+            if cand > 0 and ok(cand):
+                below = Fraction(math.floor((guess - step) / float(tol))) * tol
+                if below <= 0 or not ok(below):  # the guide is right: cand is within 2 steps of the least
+                    return cand
+                break  # the guide is off (eps is well below it): bisect
+            step *= 16
+    return _search_up(ok, tol)
+
+
+def _bisect_up(ok: object, lo: Fraction, hi: Fraction, tol: Fraction) -> Fraction:
+    """Smallest grid point found in (lo, hi] with ok, given ok(hi) and not ok(lo)."""
+    while hi - lo > tol:
+        mid = Fraction(math.floor((lo + hi) / 2 / tol)) * tol
+        if mid <= lo:
+            break
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)  # type: ignore[operator]
+    return hi
+
+
+def _search_up(ok: object, tol: Fraction) -> Fraction:
+    """Doubling then bisection from 0 (the guide failed)."""
+    hi = Fraction(1)
+    while not ok(hi):  # type: ignore[operator]
+        hi *= 2
+        if hi > 2**20:
+            raise PrecisionExhausted("no eps <= 2^20 is proved (the tail mass alone exceeds delta)")
+    return _bisect_up(ok, Fraction(0), hi, tol)
+
+
+def eps_lower_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EPS_GRID) -> Fraction:
+    """The largest eps found, on the grid tol Z, with delta_lower(eps) > delta proved (0 when not
+    even eps = 0 is).
+
+    Contract: delta_n(eps) > delta at the returned eps when it is > 0 (FixedComposed.delta_lower).
+    """
+    d = to_ball(delta)
+
+    def bad(e: Fraction) -> bool:
+        return bool(composed.delta_lower(e) > d)
+
+    if not bad(Fraction(0)):
+        return Fraction(0)
+    guess = composed.eps_guide(float(delta)) if delta > GUIDE_MIN_DELTA else None
+    if guess is not None and math.isfinite(guess) and guess > 0:
+        step = max(abs(guess) * GUIDE_MARGIN, float(tol))
+        for _ in range(9):
+            cand = Fraction(math.floor((guess - step) / float(tol))) * tol
+            if cand <= 0:
+                break
+            if bad(cand):
+                above = Fraction(math.ceil((guess + step) / float(tol))) * tol
+                if not bad(above):  # the guide is right: cand is within 2 steps of the largest
+                    return cand
+                break  # the guide is off: bisect
+            step *= 16
+    lo, hi = Fraction(0), Fraction(1)
+    while bad(hi):
+        lo, hi = hi, hi * 2
+        if hi > 2**20:
+            return lo
+    return _bisect_down(bad, lo, hi, tol)
+
+
+def _bisect_down(bad: object, lo: Fraction, hi: Fraction, tol: Fraction) -> Fraction:
+    """Largest grid point found in [lo, hi) with bad, given bad(lo) and not bad(hi)."""
+    while hi - lo > tol:
+        mid = Fraction(math.floor((lo + hi) / 2 / tol)) * tol
+        if mid <= lo:
+            break
+        lo, hi = (mid, hi) if bad(mid) else (lo, mid)  # type: ignore[operator]
+    return lo
