@@ -4,7 +4,7 @@ in one direction after every product (FLINT's fmpz_poly; no ball radii at all).
 Why: an arb_poly product carries a radius per coefficient and costs about 2.5x an fmpz_poly
 product of the same length; with nonnegative coefficients, rounding every product up (or down)
 keeps every coefficient on one side of the exact one by induction, which is all a one-sided
-bound needs (docs/math.md §10.6).
+bound needs (docs/math.md §10, "Exact fixed-point composition").
 
 Contract of the module, for nonnegative masses a (the exact pmf, total <= 1):
 
@@ -111,13 +111,24 @@ def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None) -> Fixed
     unit = fmpz(1) << a.bits
     prod = a.poly * b.poly
     if up:
-        poly = -((-prod) // unit)
+        poly = _floor_div(prod + fmpz_poly([unit - 1] * prod.length()), unit)  # ceil, entries >= 0
         ta, tb = a.total(), b.total()
         raw = ta * b.err + a.err * tb + a.err * b.err
         err = -((-raw) // (1 << a.bits))
     else:
-        poly, err = prod // unit, 0
+        poly, err = _floor_div(prod, unit), 0
     return FixedPoly(a.offset + b.offset, poly, a.bits, err)
+
+
+def _floor_div(poly: fmpz_poly, unit: fmpz) -> fmpz_poly:
+    """Coefficient-wise floor(c / unit) of a polynomial with coefficients >= 0 (unit >= 1).
+
+    Why this form: python-flint's ``fmpz_poly // fmpz`` is FLINT's fmpz_poly_div by a constant,
+    which returns 0 for |c| < unit and fdiv_q otherwise: the floor for c >= 0 only (a negative
+    c in (-unit, 0) gives 0, not -1, so ``-((-P) // unit)`` is NOT a ceiling). Every caller here
+    passes coefficients >= 0 (tests/unit/test_fixed_point.py checks the floor against Python
+    integers)."""
+    return poly // unit
 
 
 def fixed_power(base: FixedPoly, n: int, up: bool, allowance: int = 0, max_product: int | None = None) -> FixedPoly:

@@ -1,7 +1,7 @@
-"""The composition step of the certified PLD accountant in exact fixed point (docs/math.md §10.6):
-each part's one-step lattice pmf is rounded to integers in units of 2^-bits (up for the
-dominating pair, down for the dominated one), raised to its power and multiplied in fmpz_poly
-with directed rounding (certdp.enclose.fixed), and delta(eps) is summed from the integers.
+"""The composition step of the certified PLD accountant in exact fixed point (docs/math.md §10,
+"Exact fixed-point composition"): each part's one-step lattice pmf is rounded to integers in
+units of 2^-bits (up for the dominating pair, down for the dominated one), raised to its power
+and multiplied in fmpz_poly with directed rounding (certdp.enclose.fixed), and delta(eps) is summed from the integers.
 
 eps(delta) is first located in floats (a guide only), then proved at a dyadic eps next to it in
 ball arithmetic; when the proof fails there, the search falls back to a certified bisection.

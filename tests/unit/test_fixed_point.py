@@ -1,0 +1,100 @@
+"""Exact fixed-point powers (certdp.enclose.fixed) against brute-force rational arithmetic: the
+upper side's coefficients plus its error bound dominate the exact power in every upper tail sum,
+the lower side's never exceed the exact coefficients. Small bits magnify the rounding."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flint import arb
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certdp.enclose.fixed import FixedPoly, fixed_power, fixed_product, to_units
+
+
+def _exact_power(p: list[Fraction], n: int) -> list[Fraction]:
+    out = [Fraction(1)]
+    for _ in range(n):
+        nxt = [Fraction(0)] * (len(out) + len(p) - 1)
+        for i, a in enumerate(out):
+            for j, b in enumerate(p):
+                nxt[i + j] += a * b
+        out = nxt
+    return out
+
+
+pmfs = st.lists(st.integers(0, 1000), min_size=1, max_size=6).filter(any)
+
+
+def _probabilities(weights: list[int], scale: int) -> list[Fraction]:
+    total = sum(weights) * scale  # total mass 1/scale <= 1 (a sub-probability measure)
+    return [Fraction(w, total) for w in weights]
+
+
+@settings(max_examples=60, deadline=None)
+@given(pmfs, st.integers(1, 3), st.integers(1, 24), st.integers(6, 24), st.integers(0, 1 << 12), st.integers(-5, 5))
+def test_upper_side_dominates_every_tail_sum(weights, scale, n, bits, allowance, offset) -> None:
+    p = _probabilities(weights, scale)
+    units = to_units([arb(x.numerator) / x.denominator for x in p], bits, up=True)
+    res = fixed_power(FixedPoly.from_units(offset, units, bits), n, True, allowance)
+    exact = _exact_power(p, n)
+    got = {res.offset + i: Fraction(c, 2**bits) for i, c in enumerate(res.coeffs())}
+    err = Fraction(res.err, 2**bits)
+    lo = n * offset
+    # for every threshold t: sum_{k >= t} exact_k <= sum_{k >= t} computed_k + err (g nondecreasing in [0, 1])
+    keys = range(min(lo, min(got, default=lo)), max(lo + len(exact), max(got, default=lo) + 1) + 1)
+    for t in keys:
+        ex = sum(v for i, v in enumerate(exact) if lo + i >= t)
+        gv = sum(v for k, v in got.items() if k >= t)
+        assert ex <= gv + err, (t, ex, gv, err)
+
+
+@settings(max_examples=60, deadline=None)
+@given(pmfs, st.integers(1, 3), st.integers(1, 24), st.integers(6, 24), st.integers(0, 1 << 12))
+def test_lower_side_never_exceeds_the_exact_coefficients(weights, scale, n, bits, allowance) -> None:
+    p = _probabilities(weights, scale)
+    units = to_units([arb(x.numerator) / x.denominator for x in p], bits, up=False)
+    res = fixed_power(FixedPoly.from_units(0, units, bits), n, False, allowance)
+    exact = _exact_power(p, n)
+    assert res.err == 0
+    for i, c in enumerate(res.coeffs()):
+        assert Fraction(c, 2**bits) <= exact[res.offset + i]
+
+
+@settings(max_examples=30, deadline=None)
+@given(pmfs, pmfs, st.integers(1, 6), st.integers(1, 6), st.integers(6, 16))
+def test_products_of_parts_keep_both_invariants(w1, w2, n1, n2, bits) -> None:
+    p1, p2 = _probabilities(w1, 1), _probabilities(w2, 2)
+    exact = _exact_power(p1, n1)
+    e2 = _exact_power(p2, n2)
+    prod = [Fraction(0)] * (len(exact) + len(e2) - 1)
+    for i, a in enumerate(exact):
+        for j, b in enumerate(e2):
+            prod[i + j] += a * b
+    for up in (True, False):
+        parts = []
+        for p, n in ((p1, n1), (p2, n2)):
+            units = to_units([arb(x.numerator) / x.denominator for x in p], bits, up=up)
+            parts.append(fixed_power(FixedPoly.from_units(0, units, bits), n, up, 1 << 6))
+        res = fixed_product(parts, up, 1 << 6)
+        got = {res.offset + i: Fraction(c, 2**bits) for i, c in enumerate(res.coeffs())}
+        err = Fraction(res.err, 2**bits)
+        for t in range(len(prod) + 1):
+            ex = sum(v for k, v in enumerate(prod) if k >= t)
+            gv = sum(v for k, v in got.items() if k >= t)
+            assert (ex <= gv + err) if up else (gv <= ex)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.integers(0, 2**200), min_size=1, max_size=3000), st.integers(1, 120))
+def test_the_floor_division_is_a_coefficient_wise_floor(coeffs, bits) -> None:
+    from flint import fmpz, fmpz_poly
+
+    from certdp.enclose.fixed import _floor_div
+
+    got = _floor_div(fmpz_poly(coeffs), fmpz(1) << bits)
+    want = [c >> bits for c in coeffs]
+    while want and want[-1] == 0:
+        want.pop()
+    assert [int(c) for c in got.coeffs()] == want
