@@ -29,7 +29,16 @@ from flint import arb, arb_poly, fmpz, fmpz_poly
 from certdp.enclose.checkpoint import checkpoint
 from certdp.errors import InvalidArgument, LimitExceeded
 
-__all__ = ["FixedPoly", "fixed_power", "fixed_product", "to_units", "weighted_tail"]
+__all__ = [
+    "FixedPoly",
+    "fixed_add",
+    "fixed_mul",
+    "fixed_power",
+    "fixed_product",
+    "fixed_scale",
+    "to_units",
+    "weighted_tail",
+]
 
 
 @dataclass(frozen=True)
@@ -171,6 +180,35 @@ def fixed_product(
             raise InvalidArgument(f"bits={f.bits} must equal the first factor's bits={acc.bits}")
         acc = _prune(_mul(acc, f, up, max_product), up, allowance, 1)
     return acc
+
+
+def fixed_mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None = None) -> FixedPoly:
+    """One product, rounded in the direction ``up``.
+
+    Contract: as :func:`fixed_power` for the product of the exact pmfs a and b bound."""
+    return _mul(a, b, up, max_product)
+
+
+def fixed_add(a: FixedPoly, b: FixedPoly) -> FixedPoly:
+    """The sum of two polynomials on one grid (offsets aligned), errors added.
+
+    Contract: exact (integer additions); "up": a + b's exact counterparts <= sum + E, total(E) <=
+    a.err + b.err."""
+    if a.bits != b.bits:
+        raise InvalidArgument(f"bits={b.bits} must equal bits={a.bits}")
+    lo = min(a.offset, b.offset)
+    pa = a.poly.left_shift(a.offset - lo) if a.offset > lo else a.poly
+    pb = b.poly.left_shift(b.offset - lo) if b.offset > lo else b.poly
+    return FixedPoly(lo, pa + pb, a.bits, a.err + b.err)
+
+
+def fixed_scale(a: FixedPoly, k: int) -> FixedPoly:
+    """k times a polynomial (k >= 0), error scaled too.
+
+    Contract: exact."""
+    if k < 0:
+        raise InvalidArgument(f"k={k} must be >= 0")
+    return FixedPoly(a.offset, a.poly * k, a.bits, a.err * k)
 
 
 def weighted_tail(coeffs: Sequence[int], start: int, ratio: arb) -> arb:

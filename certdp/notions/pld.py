@@ -45,7 +45,7 @@ from fractions import Fraction
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, invalid
-from certdp.notions.pld_fixed import FixedComposed, compose_fixed, eps_lower_fixed, eps_upper_fixed
+from certdp.notions.pld_fixed import FixedComposed, compose_fixed, compose_split, eps_lower_fixed, eps_upper_fixed
 from certdp.notions.pld_grid import (
     ATOMIC_CELLS,
     AUTO_MIN_CELLS,
@@ -72,6 +72,7 @@ from certdp.notions.pld_lattice import (
     lower_lattice_pmf,
     upper_lattice_pmf,
 )
+from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice, tail_pmf
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import exact_str, real
 
@@ -139,7 +140,6 @@ MAX_PARTS = 16
 
 #: the default target of pld_bounds without h: relative width (upper - lower)/upper of the eps enclosure
 DEFAULT_REL_WIDTH = Fraction(1, 10**4)
-
 
 
 #: the refinement's first round runs at this multiple of auto_h (a cheap probe of the width)
@@ -420,7 +420,11 @@ class LatticeBounds:
         floor: Fraction = PRUNE_FLOOR,
         max_product: int | None = None,
         others: tuple[Part, ...] = (),
+        split: SplitLattice | None = None,
     ) -> None:
+        if split is not None and (others or split.bulk != lattice):
+            raise InvalidArgument("a split lattice is for one part, with lattice = its bulk")
+        self.split = split
         for _, n, _ in ((pair, steps, lattice), *others):
             if n < 1:
                 raise invalid("steps", n, "must be >= 1")
@@ -439,6 +443,15 @@ class LatticeBounds:
             if side not in ("upper", "lower"):
                 raise invalid("side", side, "must be lower or upper")
             build = upper_lattice_pmf if side == "upper" else lower_lattice_pmf
+            if self.split is not None:  # bulk and tails (certdp.notions.pld_split)
+                if 0 not in self._cells:
+                    self._cells[0] = _cell_masses(self.pair, self.lattice)
+                bulk = build(self.pair, self.lattice, self._cells[0], ends=False)
+                tail, p_inf = tail_pmf(self.pair, self.split, side)
+                self._composed[side] = compose_split(
+                    side, bulk, tail, self.split.lo, p_inf, self.steps, self.floor, self.max_product
+                )
+                return self._composed[side]
             pmfs = []
             for i, (pair, steps, lattice) in enumerate(self.parts):
                 if i not in self._cells:
@@ -487,8 +500,16 @@ def side_bounds(
     return {side: bounds.delta(side, eps) for side in sides}
 
 
-def lattice_record(lattice: LossLattice) -> dict[str, object]:
-    """Contract: the exact fields that rebuild ``lattice`` (exact decimal strings and integers)."""
+def lattice_record(lattice: LossLattice | SplitLattice) -> dict[str, object]:
+    """Contract: the exact fields that rebuild ``lattice`` (exact decimal strings and integers; a
+    split lattice adds its bulk's ends and the tails' stride)."""
+    if isinstance(lattice, SplitLattice):
+        return {
+            **lattice_record(LossLattice(lattice.h, lattice.lo, lattice.hi, lattice.offset)),
+            "bulk_lo": lattice.bulk.lo,
+            "bulk_hi": lattice.bulk.hi,
+            "stride": lattice.stride,
+        }
     return {
         "h": exact_str(lattice.h),
         "offset": exact_str(lattice.offset),
@@ -624,9 +645,10 @@ def pld_bounds(
             if key in cache:
                 return cache[key]
         parts = comps[name]
+        spl = _split_for(parts, hh, tail_bits, delta, tune=not upper_only)
         # one tuned lattice per part for both sides (the upper bound is second order at any offset,
         # so an upper-only run skips the offset search)
-        lats = part_lattices(parts, hh, tail_bits, tune=not upper_only)
+        lats = part_lattices(parts, hh, tail_bits, tune=not upper_only) if spl is None else [(*parts[0], spl)]
         reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
         if reach > MAX_LOSS:
             raise LimitExceeded(
@@ -634,7 +656,10 @@ def pld_bounds(
                 "use --via rdp"
             )
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
-        bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others)
+        if spl is not None:
+            bounds = LatticeBounds(p0, n0, spl.bulk, floor, max_product, split=spl)
+        else:
+            bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others)
         cap = _pure_dp_cap(parts)
         sides = ("upper",) if upper_only else ("lower", "upper")
         if delta is not None:
@@ -708,6 +733,22 @@ def pld_bounds(
         width = record(res, hh)
         best, best_h, best_w = res, hh, width
     return finish(best)
+
+
+def _split_for(
+    parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int, delta: Fraction | None, tune: bool
+) -> SplitLattice | None:
+    """The bulk/tail lattice (certdp.notions.pld_split) of a one-part composition of a pair without
+    loss atoms at an eps(delta) query, when it pays (else None: the plain lattice); its offset is
+    tuned on the bulk when ``tune``."""
+    if delta is None or len(parts) != 1 or parts[0][0].loss_grid() is not None:
+        return None
+    pair, n = parts[0]
+    bits = bulk_bits(delta, n)
+    spl = split_lattice(pair, h, tail_bits, bits)
+    if spl is None or not tune:
+        return spl
+    return split_lattice(pair, h, tail_bits, bits, offset=choose_offset(pair, h, base=spl.bulk))
 
 
 def _assemble(

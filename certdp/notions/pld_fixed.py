@@ -16,11 +16,20 @@ from fractions import Fraction
 import numpy as np
 
 from certdp.enclose import Ball, to_ball
-from certdp.enclose.fixed import FixedPoly, fixed_power, fixed_product, to_units, weighted_tail
+from certdp.enclose.fixed import (
+    FixedPoly,
+    fixed_add,
+    fixed_mul,
+    fixed_power,
+    fixed_product,
+    fixed_scale,
+    to_units,
+    weighted_tail,
+)
 from certdp.errors import InvalidArgument, PrecisionExhausted, invalid
 from certdp.notions.pld_lattice import LatticePmf
 
-__all__ = ["FixedComposed", "compose_fixed", "fixed_bits"]
+__all__ = ["FixedComposed", "compose_fixed", "compose_split", "fixed_bits"]
 
 #: eps(delta) answers lie on the grid EPS_GRID Z (exact dyadics)
 EPS_GRID = Fraction(1, 2**40)
@@ -192,6 +201,57 @@ def compose_fixed(
         suffix[i] = run
     # offsets: each power's offset is steps x lo (+ pruning); the product adds them
     inf_term = (-log_keep.expm1()) if up else to_ball(0)
+    return FixedComposed(side, h, shift, res.offset, bits, coeffs, suffix, res.err, inf_term)
+
+
+def compose_split(
+    side: str,
+    bulk: LatticePmf,
+    tail: list[tuple[int, Ball]],
+    tail_lo: int,
+    p_inf: Ball,
+    steps: int,
+    floor: Fraction,
+    max_product: int | None = None,
+) -> FixedComposed:
+    """The ``steps``-fold composition of one step whose lattice pmf is ``bulk`` (fine cells, no end
+    atoms) plus ``tail`` ((index from tail_lo, mass) on the same grid) plus p_inf at +inf:
+    (B + T)^n = sum_k C(n, k) B^(n-k) T^k. The k = 0 and k = 1 terms are formed (B^n and
+    n B^(n-1) T); the k >= 2 terms, all >= 0, are dropped by the lower side and counted by the
+    upper side at g = 1 with their mass sum_{k>=2} C(n,k) |B|^(n-k) |T|^k <= (n t)^2 e^(n t) / 2,
+    t >= |T| (|B| <= 1: B + T + p_inf is a sub-probability).
+
+    Contract: as :func:`compose_fixed` for the pmf bulk + tail (docs/math.md §10, "Bulk and tails").
+    """
+    if side not in ("upper", "lower"):
+        raise invalid("side", side, "must be lower or upper")
+    if steps < 1:
+        raise invalid("steps", steps, "must be >= 1")
+    up = side == "upper"
+    bits, allowance = fixed_bits(floor)
+    h = bulk.lattice.h
+    b = FixedPoly.from_units(bulk.lattice.lo, to_units(bulk.coeffs, bits, up), bits)
+    dense = [to_ball(0)] * (max((i for i, _ in tail), default=0) + 1)
+    for i, m in tail:
+        dense[i] = dense[i] + m
+    t = FixedPoly.from_units(tail_lo, to_units(dense, bits, up), bits)
+    if steps == 1:
+        res = fixed_add(b, t)
+    else:
+        p1 = fixed_power(b, steps - 1, up, allowance, max_product)
+        res = fixed_add(fixed_mul(p1, b, up, max_product), fixed_scale(fixed_mul(p1, t, up, max_product), steps))
+        if up:  # the k >= 2 terms, counted at g = 1
+            x = to_ball(steps) * to_ball(t.total()) * to_ball(2) ** -bits
+            k2 = (x * x * x.exp() / 2).upper() * to_ball(2) ** bits
+            res = FixedPoly(res.offset, res.poly, bits, res.err + int(k2.ceil().unique_fmpz()))
+    coeffs = res.coeffs() or [0]
+    suffix = [0] * (len(coeffs) + 1)
+    run = 0
+    for i in range(len(coeffs) - 1, -1, -1):
+        run += coeffs[i]
+        suffix[i] = run
+    inf_term = (-(steps * (-p_inf).log1p()).expm1()) if up else to_ball(0)
+    shift = steps * bulk.lattice.offset
     return FixedComposed(side, h, shift, res.offset, bits, coeffs, suffix, res.err, inf_term)
 
 

@@ -74,25 +74,32 @@ def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> Cells:
     return tails, p, w
 
 
-def upper_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
+def upper_lattice_pmf(
+    pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None, ends: bool = True
+) -> LatticePmf:
     """The dominating lattice pair of ``pair`` by mass splitting (certdp.notions.pld, module docstring).
 
     Contract: the returned masses contain those of a pair that dominates (P, Q) (the original is
     a post-processing of it), provided ``pair.loss_tail`` encloses the tails of its loss
-    (docs/math.md §10; proofs_checks ``lattice_mass_splitting``).
+    (docs/math.md §10; proofs_checks ``lattice_mass_splitting``). ``ends`` False: without the
+    mass below point(lo) and above point(hi) (p_inf 0), for a bulk whose tails are cells of
+    their own (certdp.notions.pld_split).
     """
     tails, p, w = cells if cells is not None else _cell_masses(pair, lattice)
-    coeffs = [1 - tails[0][0]]  # the cell (-inf, point(lo)]: its P-mass at point(lo)
+    # the cell (-inf, point(lo)]: its P-mass at point(lo)
+    coeffs = [1 - tails[0][0] if ends else to_ball(0)]
     exps = [(-x).exp() for x in _point_balls(lattice)]
     for i in range(1, len(tails)):
         ea, eb = exps[i - 1], exps[i]
         alpha_a = ((w[i] - p[i] * eb) / (ea - eb)).intersection(to_ball(0).union(p[i].upper()))
         coeffs[-1] = coeffs[-1] + alpha_a
         coeffs.append(p[i] - alpha_a)
-    return LatticePmf(lattice, coeffs, tails[-1][0])
+    return LatticePmf(lattice, coeffs, tails[-1][0] if ends else to_ball(0))
 
 
-def lower_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None) -> LatticePmf:
+def lower_lattice_pmf(
+    pair: PrivacyPair, lattice: LossLattice, cells: Cells | None = None, ends: bool = True
+) -> LatticePmf:
     """P-masses of a lattice sub-measure whose delta under composition is <= the pair's (balancing;
     certdp.notions.pld module docstring). ``p_inf`` is 0.
 
@@ -102,9 +109,13 @@ def lower_lattice_pmf(pair: PrivacyPair, lattice: LossLattice, cells: Cells | No
     g_eps is nondecreasing; the mass below point(lo) is dropped, which lowers it too.
 
     Contract: coefficient i is <= (enclosed) the P-mass that a pair dominated by (P, Q) puts at a
-    loss >= point(lo+i), for fractions checked in ball arithmetic (docs/math.md §10).
+    loss >= point(lo+i), for fractions checked in ball arithmetic (docs/math.md §10). ``ends``
+    False: without the group of the losses above point(hi) (a bulk whose tails are cells of their
+    own, certdp.notions.pld_split).
     """
     groups = _lower_groups(pair, lattice, cells if cells is not None else _cell_masses(pair, lattice))
+    if not ends:
+        groups = groups[:-1]  # the last group is the one above point(hi)
     zero = to_ball(0)
     coeffs = [zero] * (lattice.hi - lattice.lo + 1)
     for i, mass_p, _ in groups:
