@@ -78,3 +78,19 @@ def test_the_split_is_recorded_and_the_default_target_is_met() -> None:
     assert {"bulk_lo", "bulk_hi", "stride"} <= set(rec) and rec["lo"] <= rec["bulk_lo"] < rec["bulk_hi"] <= rec["hi"]
     enc = res.enclosure
     assert (enc.upper - enc.lower) <= enc.upper / 10**4
+
+
+def test_eps_in_the_tail_keeps_the_lower_end_close_to_the_full_lattice() -> None:
+    """Attack finding: 3 steps at q = 1e-4, delta = 1e-10 put eps in the coarse tail, where each
+    coarse cell's mass sat at its left end (first order: lower end 2.33242 against the full
+    lattice's 2.33307, relative width 2.7e-4). A merged cell now sits at its own loss."""
+    n, delta, h = 3, Fraction(1, 10**10), Fraction(1, 2**13)
+    pair = SubsampledGaussian(Fraction(1, 10**4), Fraction(1, 2), "remove")
+    floor, tail_bits = resolution(delta, n)
+    with workprec(PREC):
+        spl = _split_for([(pair, n)], h, tail_bits, delta, tune=True)
+        assert spl is not None and spl.stride > 1
+        split = LatticeBounds(pair, n, spl.bulk, floor, split=spl)
+        full = LatticeBounds(pair, n, lattice_for(pair, h, tail_bits, offset=spl.offset), floor)
+        s_lo, f_lo, f_up = split.eps("lower", delta), full.eps("lower", delta), full.eps("upper", delta)
+    assert s_lo <= f_up and f_lo - s_lo <= f_up * Fraction(1, 10**4)

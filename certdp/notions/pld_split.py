@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, to_ball
+from certdp.enclose import Ball, Enclosure, to_ball
 from certdp.errors import Unsupported, invalid
 from certdp.notions.pld_lattice import LossLattice, lattice_for
 from certdp.pairs import PrivacyPair
@@ -110,8 +110,11 @@ def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tupl
 
     "upper": each coarse cell (a, b] is split into atoms at a and b keeping its P- and Q-mass
     (the mass splitting of certdp.notions.pld: both shares in [0, p]); the mass below point(lo)
-    sits at point(lo); p_inf = P(L > point(hi)). "lower": each coarse cell's P-mass sits at its
-    left end a (a group whose loss is > a, lowered to a); the mass above point(hi) sits at
+    sits at point(lo); p_inf = P(L > point(hi)). "lower": each coarse cell is merged into one
+    output (a post-processing) whose loss log(P(cell)/Q(cell)) lies in (a, b]; its P-mass sits at
+    the highest grid point at or below that loss (certified from the ball's lower end; a when it
+    cannot be shown), a dominated placement whose error is second order in the cell width (a
+    cell's mass at a alone cost first order: attack finding); the mass above point(hi) sits at
     point(hi); the mass below point(lo) is dropped; p_inf = 0.
 
     Contract: with the bulk pmfs of the bulk lattice (without their end atoms), "upper" gives a
@@ -138,10 +141,10 @@ def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tupl
         tl = tails_at(ks)
         for j in range(1, len(ks)):
             p = (tl[j - 1][0] - tl[j][0]).max(zero)
-            if side == "lower":
-                masses.append((ks[j - 1] - lat.lo, p))
-                continue
             w = (tl[j - 1][1] - tl[j][1]).max(zero)
+            if side == "lower":
+                masses.append((_merged_point(p, w, ks[j - 1], ks[j], h, off) - lat.lo, p))
+                continue
             ea, eb = to_ball(-(off + h * ks[j - 1])).exp(), to_ball(-(off + h * ks[j])).exp()
             alpha_a = ((w - p * eb) / (ea - eb)).intersection(zero.union(p.upper()))
             masses.append((ks[j - 1] - lat.lo, alpha_a))
@@ -155,3 +158,13 @@ def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tupl
         raise invalid("side", side, "must be lower or upper")
     masses.append((lat.hi - lat.lo, edge_hi))  # losses above point(hi), lowered to it
     return masses, zero
+
+
+def _merged_point(p: Ball, w: Ball, a: int, b: int, h: Fraction, off: Fraction) -> int:
+    """The highest grid index in [a, b] at or below the merged cell's loss log(p/w) (certified:
+    from the ball's lower end), a when that cannot be shown (w not > 0, p not > 0)."""
+    if not (p > 0 and w > 0):
+        return a
+    lam = Enclosure.from_ball((p / w).log()).lower
+    k = math.floor((lam - off) / h)
+    return min(max(k, a), b)
