@@ -282,14 +282,14 @@ def eps_upper_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EP
     return _search_up(ok, tol)
 
 
-def _bisect_up(ok: object, lo: Fraction, hi: Fraction, tol: Fraction) -> Fraction:
-    """Smallest grid point found in (lo, hi] with ok, given ok(hi) and not ok(lo)."""
+def _bisect(pred: object, lo: Fraction, hi: Fraction, tol: Fraction, at_hi: bool) -> tuple[Fraction, Fraction]:
+    """Narrow [lo, hi] on the grid tol Z keeping pred(hi) == at_hi != pred(lo)."""
     while hi - lo > tol:
         mid = Fraction(math.floor((lo + hi) / 2 / tol)) * tol
         if mid <= lo:
             break
-        lo, hi = (lo, mid) if ok(mid) else (mid, hi)  # type: ignore[operator]
-    return hi
+        lo, hi = (lo, mid) if pred(mid) == at_hi else (mid, hi)  # type: ignore[operator]
+    return lo, hi
 
 
 def _search_up(ok: object, tol: Fraction) -> Fraction:
@@ -299,7 +299,7 @@ def _search_up(ok: object, tol: Fraction) -> Fraction:
         hi *= 2
         if hi > 2**20:
             raise PrecisionExhausted("no eps <= 2^20 is proved (the tail mass alone exceeds delta)")
-    return _bisect_up(ok, Fraction(0), hi, tol)
+    return _bisect(ok, Fraction(0), hi, tol, True)[1]
 
 
 def eps_lower_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EPS_GRID) -> Fraction:
@@ -333,14 +333,4 @@ def eps_lower_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EP
         lo, hi = hi, hi * 2
         if hi > 2**20:
             return lo
-    return _bisect_down(bad, lo, hi, tol)
-
-
-def _bisect_down(bad: object, lo: Fraction, hi: Fraction, tol: Fraction) -> Fraction:
-    """Largest grid point found in [lo, hi) with bad, given bad(lo) and not bad(hi)."""
-    while hi - lo > tol:
-        mid = Fraction(math.floor((lo + hi) / 2 / tol)) * tol
-        if mid <= lo:
-            break
-        lo, hi = (mid, hi) if bad(mid) else (lo, mid)  # type: ignore[operator]
-    return lo
+    return _bisect(bad, lo, hi, tol, False)[0]
