@@ -154,6 +154,17 @@ class FixedComposed:
         return min(max(ref + math.log(arg), float(losses[j - 1]) if j else -math.inf), float(losses[j]))
 
 
+def _composed(side: str, h: Fraction, shift: Fraction, res: FixedPoly, inf_term: Ball) -> FixedComposed:
+    """The FixedComposed of a composed polynomial: its coefficients and their exact suffix sums."""
+    coeffs = res.coeffs() or [0]
+    suffix = [0] * (len(coeffs) + 1)
+    run = 0
+    for i in range(len(coeffs) - 1, -1, -1):
+        run += coeffs[i]
+        suffix[i] = run
+    return FixedComposed(side, h, shift, res.offset, res.bits, coeffs, suffix, res.err, inf_term)
+
+
 def _to_float(v: int, bits: int) -> float:
     """v / 2^bits as a float (0 below the float range; exact ints of any size)."""
     sh = max(0, v.bit_length() - 60)
@@ -193,15 +204,8 @@ def compose_fixed(
         if up:
             log_keep += steps * (-pmf.p_inf).log1p()
     res = fixed_product(powers, up, allowance, max_product)
-    coeffs = res.coeffs() or [0]
-    suffix = [0] * (len(coeffs) + 1)
-    run = 0
-    for i in range(len(coeffs) - 1, -1, -1):
-        run += coeffs[i]
-        suffix[i] = run
     # offsets: each power's offset is steps x lo (+ pruning); the product adds them
-    inf_term = (-log_keep.expm1()) if up else to_ball(0)
-    return FixedComposed(side, h, shift, res.offset, bits, coeffs, suffix, res.err, inf_term)
+    return _composed(side, h, shift, res, (-log_keep.expm1()) if up else to_ball(0))
 
 
 def compose_split(
@@ -244,15 +248,8 @@ def compose_split(
             x = to_ball(steps) * to_ball(t.total()) * to_ball(2) ** -bits
             k2 = (x * x * x.exp() / 2).upper() * to_ball(2) ** bits
             res = FixedPoly(res.offset, res.poly, bits, res.err + int(k2.ceil().unique_fmpz()))
-    coeffs = res.coeffs() or [0]
-    suffix = [0] * (len(coeffs) + 1)
-    run = 0
-    for i in range(len(coeffs) - 1, -1, -1):
-        run += coeffs[i]
-        suffix[i] = run
     inf_term = (-(steps * (-p_inf).log1p()).expm1()) if up else to_ball(0)
-    shift = steps * bulk.lattice.offset
-    return FixedComposed(side, h, shift, res.offset, bits, coeffs, suffix, res.err, inf_term)
+    return _composed(side, h, steps * bulk.lattice.offset, res, inf_term)
 
 
 def eps_upper_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EPS_GRID) -> Fraction:
