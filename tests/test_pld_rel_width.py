@@ -69,7 +69,7 @@ def test_default_eps_meets_relative_width(q: str, sigma: str, steps: int, delta:
     assert _rel(enc) <= DEFAULT_REL_WIDTH, (enc, res.grid["rounds"])
     assert res.grid["rel_width"] == "0.0001"
     rounds = res.grid["rounds"]
-    assert rounds and float(rounds[-1]["width"]) <= 1e-4
+    assert rounds and (len(rounds) == 1 or float(rounds[-2]["width"]) > 1e-4)  # stopped when met
     hs = [Fraction(r["h"]) for r in rounds]
     assert all(b < a for a, b in pairwise(hs))  # each round refines
 
@@ -217,3 +217,38 @@ def test_refined_h_model() -> None:
         assert got.denominator & (got.denominator - 1) == 0 and got.numerator < 16  # dyadic, 4 bits
     assert refined_h(h, Fraction(1, 10), Fraction(1, 10**12)) == h / 32  # at most 32 per round
     assert refined_h(h, Fraction(9, 10), Fraction(1, 10**12)) == h / 4  # not yet second order
+
+
+def test_result_is_the_intersection_of_the_rounds() -> None:
+    """Every round is proved, so the result is [largest lower end, smallest upper end] over the
+    rounds, and lower_h / upper_h name the rounds that gave them."""
+    res = _bounds(_pair("0.01", "0.8", 200), delta="1e-5")
+    rounds = res.grid["rounds"]
+    assert len(rounds) >= 2
+    lows = [Fraction(r["lower"]) for r in rounds]
+    ups = [Fraction(r["upper"]) for r in rounds]
+    # the rounds record their ends as outward-rounded decimals: compare in that form
+    assert res.enclosure.lower_str() == rounds[lows.index(max(lows))]["lower"]
+    assert res.enclosure.upper_str() == rounds[ups.index(min(ups))]["upper"]
+    assert res.grid["lower_h"] == rounds[lows.index(max(lows))]["h"]
+    assert res.grid["upper_h"] == rounds[ups.index(min(ups))]["h"]
+
+
+def test_lattice_range_up_to_the_cell_limit_is_accepted() -> None:
+    """The end search probes the cell limit itself before refusing: a range that fits the limit
+    is accepted even when the doubling from ceil(1/h) cells would jump past it (it was refused)."""
+    from certdp.errors import LimitExceeded
+    from certdp.notions.pld_lattice import lattice_for
+
+    pair = SubsampledGaussian("0.01", "0.8", "remove")
+    h = Fraction(1, 2**10)
+    full = lattice_for(pair, h, 60, max_cells=1 << 30)
+    limit = max(full.hi, -full.lo, full.hi - full.lo)
+    jump = 1 << 10  # the doubling's first probe above the right end
+    while jump < full.hi:
+        jump *= 2
+    assert jump > limit  # the old search refused this limit
+    got = lattice_for(pair, h, 60, max_cells=limit)
+    assert (got.lo, got.hi) == (full.lo, full.hi)
+    with pytest.raises(LimitExceeded, match="cells per step"):
+        lattice_for(pair, h, 60, max_cells=full.hi - full.lo - 1)

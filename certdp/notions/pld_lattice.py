@@ -441,14 +441,16 @@ def lattice_for(
         return False
 
     def end(sign: int) -> int:
-        k = sign * max(1, math.ceil(1 / h))
+        k = sign * min(max(1, math.ceil(1 / h)), limit)
         while not small(k, sign > 0):
-            k *= 2
-            if abs(k) > limit:
+            # double, but probe the limit itself before refusing (a range of 1.2 x 2^16 cells
+            # once jumped from 2^16 to 2^17 + ... and was refused)
+            if abs(k) >= limit:
                 raise LimitExceeded(
                     f"h={h}: the loss range of {pair.mechanism} needs more than {limit} lattice cells per step "
                     "(a tiny noise scale?): use a larger h, or --via rdp"
                 )
+            k = sign * min(2 * abs(k), limit)
         inner = 0  # the bisection keeps small(k) and moves toward 0, where the end test may fail
         while abs(k - inner) > 1:
             mid = (k + inner) // 2
