@@ -439,3 +439,19 @@ def test_lattices_that_miss_the_loss_range_give_sound_bounds_without_crashing() 
     with mp.workdps(40):
         exact = _gaussian_delta(mp.sqrt(2) / 50, mp.mpf(0))
     assert 0 <= _low(low) <= exact <= _up(up)
+
+
+def test_calibration_next_spacing_follows_the_gap() -> None:
+    """_next_h: a power of two in [h/8, h/2], finer when the straddling enclosure's midpoint is
+    nearer the target (the width is second order in h)."""
+    from certdp.calibrate.pld import _next_h
+
+    h = Fraction(1, 2**12)
+    target = Fraction(3)
+    far = _next_h(h, target - Fraction(1, 10**4), target + Fraction(3, 10**4), target)
+    near = _next_h(h, target - Fraction(2, 10**4), target + Fraction(2, 10**4) + Fraction(1, 10**7), target)
+    for got in (far, near):
+        assert h / 8 <= got <= h / 2 and got.numerator == 1 and got.denominator & (got.denominator - 1) == 0
+    assert far == h / 2  # gap 1e-4 against width 4e-4: sqrt(1/8) > 1/4
+    assert near == h / 8  # the midpoint all but on the target
+    assert _next_h(h, target, target, target) == h / 8

@@ -174,6 +174,10 @@ def calibrate_pld(
         """Upper bounds use the plain lattice (offset 0: the split is second order at any offset);
         lower bounds the tuned one (choose_offset), which costs a float search per sigma."""
         key = (sigma, d_name, hh, tuned)
+        if not tuned and (sigma, d_name, hh, True) in cache:
+            # a tuned lattice at this sigma and h is there already: its cells serve the upper side
+            # too (sound at any offset), instead of a second lattice's tails
+            return cache[(sigma, d_name, hh, True)]
         if key not in cache:
             deadline.check(f"probing sigma={fmt_value(sigma)}")
             probes["coarse" if hh > h else "fine"] += 1
@@ -269,7 +273,7 @@ def calibrate_pld(
                 break
             if hh / 2 < MIN_REFINE_H:
                 break
-            hh /= 2
+            hh = max(MIN_REFINE_H, _next_h(hh, low_miss, eps_up(below, main, hh), target))
         sigma = k * st
         # the claim's lower end is informative only (the claim is the upper end): a coarse tuned lattice
         claim = [
@@ -329,6 +333,25 @@ def calibrate_pld(
         seconds=time.perf_counter() - start,
         probes=probes,
     )
+
+
+def _next_h(h: Fraction, lower: Fraction, upper: Fraction, target: Fraction) -> Fraction:
+    """The next spacing near the target (only steers): the enclosure [lower, upper] at h straddles
+    the target; its width is second order in h, so the spacing that shrinks it below the distance
+    of its midpoint to the target, halved for safety, is h sqrt(gap / (2 width)): the largest
+    power of two below that, between h/8 and h/2 (a probe 4x finer costs 4x the cells; a jump of
+    more than 8x would pass the cell limits on the way).
+
+    Contract: a power of two in [h/8, h/2] when h is a power of two; no enclosure."""
+    width = upper - lower
+    gap = abs((lower + upper) / 2 - target)
+    if width <= 0 or gap <= 0:
+        return h / 8
+    ratio = math.sqrt(float(gap) / (2 * float(width)))
+    nxt = h / 2
+    while nxt > h / 8 and nxt / 2 >= h * Fraction(ratio).limit_denominator(2**20):
+        nxt /= 2
+    return nxt
 
 
 def _proved_miss(violated: Callable[[Fraction], bool], sigma: Fraction, st: Fraction, room: int) -> Fraction | None:

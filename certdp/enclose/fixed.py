@@ -10,7 +10,7 @@ Contract of the module, for nonnegative masses a (the exact pmf, total <= 1):
 
 - "up": the computed polynomial A and its error bound D (units) satisfy a^n <= A + E
   coefficient-wise for some E >= 0 of total mass <= D. Induction: the start is ceil(2^bits a);
-  a product of (A, D_A) and (B, D_B) gives ceil(A B / 2^bits) with D = |A| D_B + D_A |B| +
+  a product of (A, D_A) and (B, D_B) gives floor(A B / 2^bits) + 1 >= A B / 2^bits with D = |A| D_B + D_A |B| +
   D_A D_B (rounded up; |A| = A(1), exact), since a^m a^k <= (A + E_A)(B + E_B) and every term
   is >= 0; pruning a piece P moves it from A to E (D += |P|).
 - "down": a^n >= A coefficient-wise (floor of products of floors; pruning only lowers).
@@ -21,7 +21,7 @@ budget can stop a long composition between two products.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from flint import arb, arb_poly, fmpz, fmpz_poly
@@ -91,24 +91,41 @@ def _prune(fp: FixedPoly, up: bool, allowance: int, weight: int) -> FixedPoly:
     n = poly.length()
     if n <= 1 or allowance <= 0:
         return fp
-    lo, acc = 0, 0
-    while lo < n - 1:
-        c = int(poly[lo])
-        if (acc + c) * weight > allowance:
-            break
-        acc += c
-        lo += 1
-    hi, acc2 = n, 0
-    while hi > lo + 1:
-        c = int(poly[hi - 1])
-        if (acc2 + c) * weight > allowance:
-            break
-        acc2 += c
-        hi -= 1
+    budget = allowance // weight  # acc * weight <= allowance  iff  acc <= allowance // weight
+    # the k lowest coefficients are truncate(k), the k highest right_shift(n - k); their sums are
+    # the values at 1, in C
+    lo, acc = _prunable(lambda k: int(poly.truncate(k)(1)), n - 1, budget)
+    cut, acc2 = _prunable(lambda k: int(poly.right_shift(n - k)(1)), n - lo - 1, budget)
+    hi = n - cut
     if lo == 0 and hi == n:
         return fp
     kept = poly.truncate(hi).right_shift(lo) if lo else poly.truncate(hi)
     return FixedPoly(fp.offset + lo, kept, fp.bits, fp.err + (acc + acc2 if up else 0))
+
+
+def _prunable(end_sum: Callable[[int], int], most: int, budget: int) -> tuple[int, int]:
+    """The largest k <= ``most`` with end_sum(k) <= budget (end_sum nondecreasing: sums of the k
+    end coefficients, all >= 0), and end_sum(k): galloping, then bisection, so a long run of small
+    end coefficients costs O(log) sums evaluated in C instead of a Python loop over them."""
+    good, good_sum, bad, step = 0, 0, None, 1
+    while bad is None:
+        k = min(most, good + step)
+        if k <= good:
+            return good, good_sum
+        total = end_sum(k)
+        if total > budget:
+            bad = k
+        else:
+            good, good_sum = k, total
+        step *= 2
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        total = end_sum(mid)
+        if total <= budget:
+            good, good_sum = mid, total
+        else:
+            bad = mid
+    return good, good_sum
 
 
 def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None) -> FixedPoly:
@@ -120,7 +137,10 @@ def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None) -> Fixed
     unit = fmpz(1) << a.bits
     prod = a.poly * b.poly
     if up:
-        poly = _floor_div(prod + fmpz_poly([unit - 1] * prod.length()), unit)  # ceil, entries >= 0
+        # floor + 1 >= the ceiling (entries >= 0); it is cheaper than the exact ceiling
+        # floor((P + unit - 1) / unit), whose addition runs on the double-width products (measured:
+        # 56 ms against 90 ms at 300k coefficients of 220 bits)
+        poly = _floor_div(prod, unit) + fmpz_poly([1] * prod.length())
         ta, tb = a.total(), b.total()
         raw = ta * b.err + a.err * tb + a.err * b.err
         err = -((-raw) // (1 << a.bits))

@@ -98,3 +98,44 @@ def test_the_floor_division_is_a_coefficient_wise_floor(coeffs, bits) -> None:
     while want and want[-1] == 0:
         want.pop()
     assert [int(c) for c in got.coeffs()] == want
+
+
+def _naive_prune(coeffs: list[int], allowance: int, weight: int) -> tuple[int, int, int]:
+    """(lo, hi, dropped): the end-by-end loop the galloping search replaced."""
+    n = len(coeffs)
+    if allowance <= 0:
+        return 0, n, 0
+    lo, acc = 0, 0
+    while lo < n - 1 and (acc + coeffs[lo]) * weight <= allowance:
+        acc += coeffs[lo]
+        lo += 1
+    hi, acc2 = n, 0
+    while hi > lo + 1 and (acc2 + coeffs[hi - 1]) * weight <= allowance:
+        acc2 += coeffs[hi - 1]
+        hi -= 1
+    return lo, hi, acc + acc2
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    coeffs=st.lists(st.integers(0, 50), min_size=1, max_size=60),
+    allowance=st.integers(0, 400),
+    weight=st.integers(1, 5),
+)
+def test_prune_drops_what_the_end_by_end_loop_drops(coeffs, allowance, weight) -> None:
+    """The galloping prune keeps the same window and counts the same dropped mass as the plain
+    loop (the largest end runs whose mass times weight is within the allowance)."""
+    from flint import fmpz_poly
+
+    from certdp.enclose.fixed import _prune
+
+    if coeffs[-1] == 0:
+        coeffs = [*coeffs, 1]  # an fmpz_poly has no trailing zeros
+    fp = FixedPoly(3, fmpz_poly(coeffs), 8, 5)
+    lo, hi, dropped = _naive_prune(coeffs, allowance, weight)
+    got = _prune(fp, True, allowance, weight)
+    assert got.offset == 3 + lo
+    assert got.coeffs() == [int(c) for c in fmpz_poly(coeffs[lo:hi]).coeffs()] or (lo, hi) == (0, len(coeffs))
+    assert got.err == 5 + dropped
+    down = _prune(fp, False, allowance, weight)
+    assert down.offset == got.offset and down.err == 5
