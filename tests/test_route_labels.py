@@ -59,12 +59,12 @@ def test_epochs_human_output_shows_the_steps(capsys) -> None:
 
 
 def test_calibrate_beyond_the_pld_step_limit_says_rdp_answered(capsys) -> None:
-    argv = ["calibrate", "subsampled-gaussian", "--q", "0.01", "--steps", "100001", "--epsilon", "8"]
+    argv = ["calibrate", "subsampled-gaussian", "--q", "0.01", "--steps", "1000001", "--epsilon", "8"]
     argv += ["--delta", "1e-5", "--step", "1e-3"]
     code, out, err = run([*argv, "--json"], capsys)
     assert code == 0, err
     rec = json.loads(out)
-    assert rec["via"] == "rdp" and rec["warnings"][0].startswith("RDP answered, not PLD: steps=100001")
+    assert rec["via"] == "rdp" and rec["warnings"][0].startswith("RDP answered, not PLD: steps=1000001")
     assert "certdp: warning: RDP answered, not PLD" in err
     # the RDP refutation is about the conversion, and is named so (not an epsilon lower end)
     assert "epsilon_lower_at_miss" not in rec and Fraction(rec["rdp_bound_lower_at_miss"]) > 8
@@ -83,7 +83,7 @@ def _enc(rec: dict):
 
 @pytest.mark.parametrize(
     ("q", "epochs", "via"),
-    [("0.071", "7100", "pld"), ("0.009", "900", "pld"), ("0.1", "10000.0000000000001", "rdp"), ("0.1", "10000", "pld")],
+    [("0.071", "7100", "pld"), ("0.009", "900", "pld"), ("0.1", "100000.0000000000001", "rdp"), ("0.1", "100000", "pld")],
 )
 def test_calibrates_route_comes_from_the_exact_step_count(q: str, epochs: str, via: str) -> None:
     # attack finding: float(E)/float(q) made 7100/0.071 = 100000.00000000001 > 1e5, so an exactly

@@ -111,7 +111,7 @@ MAX_PLD_H = Fraction(1, 1 << 4)
 PLD_OFFSET_BITS = 40  # the offset is a multiple of h 2^-40
 MIN_PLD_PREC, MAX_PLD_PREC = 64, 128
 MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
-MAX_PLD_STEPS = 10**5
+MAX_PLD_STEPS = 10**6  # certdp.notions.pld.MAX_STEPS: the products are capped by MAX_PLD_PRODUCT
 MAX_PLD_PRODUCT = 1 << 20
 
 #: noise scale sigma, and the calibration step between claim and refutation

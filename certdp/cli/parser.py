@@ -274,7 +274,7 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument(
                 "--via",
                 choices=("pld", "rdp"),
-                help="subsampled-gaussian: the accountant (default pld up to 100000 steps, rdp beyond with a "
+                help="subsampled-gaussian: the accountant (default pld up to 1000000 steps, rdp beyond with a "
                 "warning: docs/accounting.md; pld: two-sided lattice bounds, and the refutation one step below is "
                 "a proved DP violation; rdp: RDP orders, whose refutation only says that this accountant cannot "
                 "certify it)",

@@ -131,8 +131,9 @@ __all__ = [
 MAX_STEPS = 10**6
 
 #: most composed steps of a PLD calibration and of its certificate (each sigma probe is one
-#: composition; the verifier's limit certdp.cert.limits.MAX_PLD_STEPS is the same)
-MAX_CALIBRATION_STEPS = 10**5
+#: composition, about 2 s per direction at 10^6 steps and h = 2^-12; the verifier's limit
+#: certdp.cert.limits.MAX_PLD_STEPS is the same)
+MAX_CALIBRATION_STEPS = MAX_STEPS
 
 #: most distinct parts of a composition the lattice accountant composes (each adds a power and
 #: a product of long lattices: 100 parts ran for minutes; beyond, RDP is the accountant to use)
