@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 
 from certdp.errors import InvalidArgument, fmt_value
+from certdp.fileio import read_text
 from certdp.pairs.params import exact_str, integer, real
 
 CHECKS = ("rdp", "eps-rdp", "eps-pld", "delta-pld", "sigma")
@@ -199,16 +200,11 @@ MAX_CASE_FILE_BYTES = 1 << 20
 def load_cases(path: str | Path) -> tuple[Case, ...]:
     """Cases from a ``.toml`` or ``.json`` file (by suffix; anything else is tried as TOML).
 
-    Contract: as :func:`parse_cases`; an unreadable, over-large (> 1 MiB) or non-UTF-8 file raises
-    InvalidArgument naming the path.
+    Contract: as :func:`parse_cases`; an unreadable, over-large (> 1 MiB) or non-UTF-8 file, or one that is not a
+    regular file (/dev/zero, a FIFO, /proc), raises InvalidArgument naming the path (certdp.fileio).
     """
     p = Path(path)
-    try:
-        if p.stat().st_size > MAX_CASE_FILE_BYTES:
-            raise InvalidArgument(f"cases={path} is larger than {MAX_CASE_FILE_BYTES} bytes")
-        text = p.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgument(f"cases={path} cannot be read: {exc.__class__.__name__}") from None
+    text = read_text(p, "cases", MAX_CASE_FILE_BYTES)  # regular files only: /dev/zero is refused unread
     return parse_cases(text, "json" if p.suffix.lower() == ".json" else "toml", str(path))
 
 

@@ -12,25 +12,18 @@ import math
 from pathlib import Path
 from typing import Any
 
+from certdp import fileio
 from certdp.cert.limits import MAX_ABS_INT, MAX_DEPTH, MAX_FILE_BYTES, refuse
-from certdp.errors import CertificateInvalid, InvalidArgument
+from certdp.errors import CertificateInvalid
 
 
 def read_capped(path: str | Path, what: str = "certificate", limit: int = MAX_FILE_BYTES) -> bytes:
-    """Read at most ``limit`` bytes of ``path``; a longer (or endless) file is refused.
+    """Read the regular file ``path`` of at most ``limit`` bytes (certdp.fileio.read_capped).
 
-    Contract: returns the whole file when it has <= limit bytes; raises LimitExceeded otherwise
-    (reading stops one byte past the limit: /dev/zero cannot stall it) and InvalidArgument
-    ``what=path cannot be read (...)`` when the file cannot be read.
+    Contract: as certdp.fileio.read_capped: a directory, device, FIFO, /proc file or a file over
+    ``limit`` bytes is refused (InvalidArgument / LimitExceeded, exit 2) without an unbounded read.
     """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        raise InvalidArgument(f"{what}={path} cannot be read ({exc.__class__.__name__})") from None
-    if len(data) > limit:
-        raise refuse(what, path, f"of {limit} bytes")
-    return data
+    return fileio.read_capped(path, what, limit)
 
 
 def _depth(doc: Any) -> int:

@@ -34,6 +34,7 @@ from pathlib import Path
 from certdp.claims.interval import Interval
 from certdp.claims.rounding import ROUNDINGS, printed_interval, printed_value
 from certdp.errors import InvalidArgument, fmt_value
+from certdp.fileio import read_text
 
 KINDS = ("value", "bound", "relation", "identity", "out-of-scope")
 STATUSES = ("confirmed", "refuted", "imprecise", "out of scope")
@@ -345,17 +346,7 @@ def parse_claims(text: str, source: str) -> tuple[Claim, ...]:
 def load_claims(path: str | Path) -> tuple[Claim, ...]:
     """Claims of a claim file on disk. Contract: as :func:`parse_claims`; an unreadable, non-UTF-8 or
     over-large (> 1 MiB) file raises InvalidArgument naming the path."""
-    p = Path(path)
-    try:
-        if not p.is_file():  # a device or a FIFO reports size 0 and never ends
-            raise InvalidArgument(f"claims={path} is not a regular file")
-        with p.open("rb") as fh:
-            data = fh.read(MAX_CLAIM_FILE_BYTES + 1)
-        if len(data) > MAX_CLAIM_FILE_BYTES:
-            raise InvalidArgument(f"claims={path} is larger than {MAX_CLAIM_FILE_BYTES} bytes")
-        text = data.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgument(f"claims={path} cannot be read: {exc.__class__.__name__}") from None
+    text = read_text(path, "claims", MAX_CLAIM_FILE_BYTES)  # a device or a FIFO never ends: refused unread
     return parse_claims(text, str(path))
 
 

@@ -13,7 +13,7 @@ from certdp.budget import Deadline
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
 from certdp.calibrate.pld import SideResult, calibrate_pld, default_h
 from certdp.cert.checks import claim_and_refutation
-from certdp.cert.crypto import digest_hex, keygen, load_private_key, load_public_key_b64
+from certdp.cert.crypto import MAX_KEY_FILE_BYTES, digest_hex, keygen, load_private_key, load_public_key_b64
 from certdp.cert.limits import MAX_PLD_H, MIN_PLD_H, calibration_step, recordable
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict, read_capped
@@ -42,7 +42,7 @@ def run_keygen(args: argparse.Namespace) -> dict[str, object]:
         "quantity": "keygen",
         "private_key": str(priv),
         "public_key_file": str(pub),
-        "public_key": pub.read_text().strip(),
+        "public_key": read_capped(pub, "pubkey", MAX_KEY_FILE_BYTES).decode("ascii").strip(),
     }
 
 

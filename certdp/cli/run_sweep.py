@@ -31,7 +31,7 @@ from typing import Any
 
 from certdp.cert.crypto import atomic_write, load_private_key, public_key_b64
 from certdp.cert.limits import recordable
-from certdp.cert.strict_json import loads_strict, read_capped
+from certdp.cert.strict_json import loads_strict
 from certdp.cert.verify import check_integrity, verify_document
 from certdp.cert.write import finalize
 from certdp.cli.common import pair_from_args, progress_bar, steps_from_args
@@ -40,7 +40,8 @@ from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.run_certs import readable_path
 from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
-from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value
+from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, fmt_value
+from certdp.fileio import read_capped
 from certdp.pairs import DIRECTIONS
 from certdp.pairs.params import integer, real
 from certdp.sweep.engine import (
@@ -182,7 +183,7 @@ def run_cell(task: CellTask) -> CellResult:
             argv += ["--out", str(cert)]
             back[str(cert)] = f"{task.name}.json"
         outcome = execute(argv)
-        data_out = cert.read_bytes() if task.certificate and cert.exists() else None
+        data_out = read_capped(cert, "out", MAX_OUTPUT_BYTES) if task.certificate and cert.exists() else None
     return CellResult(
         outcome.code,
         _restore(outcome.record, back),
@@ -280,12 +281,8 @@ class _Planner:
         return CellTask(cell.name, tuple(argv), tuple(files), job.certificate)
 
     def _read(self, key: str, path: Path) -> bytes:
-        if not path.is_file():  # a FIFO would block the planning, a device would never end
-            raise InvalidArgument(f"{key}={fmt_value(str(path))} is not a regular file")
-        try:
-            return read_capped(path, key, MAX_INPUT_BYTES)
-        except LimitExceeded:
-            raise LimitExceeded(f"{key}={fmt_value(str(path))} is larger than {MAX_INPUT_BYTES} bytes") from None
+        # regular files only (certdp.fileio): a FIFO would block the planning, a device never end
+        return read_capped(path, key, MAX_INPUT_BYTES)
 
     def _check(self, argv: list[str]) -> argparse.Namespace:
         """The checks a command makes before computing: flags, values, files; the checked arguments."""
@@ -371,11 +368,13 @@ class _Run:
             return None
         name = f"{task.name}.json"
         path = self.out / name
-        if old.get("output") != name or path.is_symlink() or not path.is_file():
+        if old.get("output") != name or path.is_symlink():
             return None
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_OUTPUT_BYTES + 1)
-        if len(data) > MAX_OUTPUT_BYTES or sha256_hex(data) != old.get("sha256"):
+        try:
+            data = read_capped(path, "output", MAX_OUTPUT_BYTES, follow_links=False)
+        except CertdpError:  # not a regular file, too large, unreadable: the cell runs again
+            return None
+        if sha256_hex(data) != old.get("sha256"):
             return None
         try:
             fields = self._check_file(task, data)

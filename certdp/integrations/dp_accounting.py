@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
+from certdp.fileio import read_capped
 from certdp.pairs import (
     Composition,
     DiscreteLaplace,
@@ -595,13 +596,7 @@ def load_event(path: str | Path) -> dict[str, Any]:
     Contract: as :func:`parse_event_json`, every error prefixed ``event=PATH: ``; a file larger
     than MAX_JSON_BYTES is refused without reading it whole.
     """
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_JSON_BYTES + 1)  # stops one byte past the limit: /dev/zero cannot stall it
-    except OSError as exc:
-        raise InvalidArgument(f"event={fmt_value(str(path))} cannot be read ({exc.__class__.__name__})") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise LimitExceeded(f"event={fmt_value(str(path))}: the file exceeds the limit of {MAX_JSON_BYTES} bytes")
+    data = read_capped(path, "event", MAX_JSON_BYTES)  # regular files only: /dev/zero is refused unread
     try:
         return parse_event_json(data)
     except (InvalidArgument, Unsupported) as exc:

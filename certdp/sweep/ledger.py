@@ -23,6 +23,7 @@ from typing import Any
 
 from certdp.cert.crypto import atomic_write
 from certdp.errors import InvalidArgument, fmt_value
+from certdp.fileio import read_capped
 
 FORMAT = "certdp-sweep-manifest/1"
 MANIFEST = "manifest.json"
@@ -46,14 +47,10 @@ def _read_own(path: Path) -> str:
     """A manifest or journal as text, or "" when it is missing, not a regular file (a FIFO would
     block, a link may point anywhere), too large, or unreadable: then its cells run again."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
+        data = read_capped(path, path.name, MAX_LEDGER_BYTES, follow_links=False)
+    except InvalidArgument:  # missing, not a regular file, too large (LimitExceeded), unreadable
         return ""
-    with os.fdopen(fd, "rb") as fh:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return ""
-        data = fh.read(MAX_LEDGER_BYTES + 1)
-    return "" if len(data) > MAX_LEDGER_BYTES else data.decode("utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def previous_cells(out: Path) -> dict[str, dict[str, Any]]:

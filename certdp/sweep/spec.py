@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from certdp.errors import InvalidArgument, LimitExceeded, fmt_value
+from certdp.fileio import read_capped
 from certdp.pairs.params import exact_str, real
 
 #: Most cells of one sweep (the manifest lists them all; split a larger sweep into several).
@@ -216,15 +217,7 @@ def parse_spec(path: str | Path, jobs: tuple[str, ...], file_keys: frozenset[str
     job's flags is the caller's (certdp.cli.run_sweep).
     """
     p = Path(path)
-    try:
-        if not p.is_file():  # /dev/zero, a FIFO, a folder: never read
-            raise InvalidArgument(f"spec={fmt_value(str(path))} is not a regular file")
-        with open(p, "rb") as fh:
-            raw = fh.read(MAX_SPEC_BYTES + 1)
-    except OSError as exc:
-        raise InvalidArgument(f"spec={fmt_value(str(path))} cannot be read ({exc.strerror})") from None
-    if len(raw) > MAX_SPEC_BYTES:
-        raise LimitExceeded(f"spec={fmt_value(str(path))} is larger than {MAX_SPEC_BYTES} bytes")
+    raw = read_capped(p, "spec", MAX_SPEC_BYTES)  # /dev/zero, a FIFO, a folder: never read
     try:
         data = tomllib.loads(raw.decode())
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

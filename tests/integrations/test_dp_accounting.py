@@ -549,7 +549,7 @@ def test_load_event_reads_a_file_strictly(tmp_path) -> None:
         load_event(tmp_path / "missing.json")
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (MAX_JSON_BYTES + 1))
-    with pytest.raises(LimitExceeded, match="exceeds the limit of 1048576 bytes"):
+    with pytest.raises(LimitExceeded, match=r"event=.* is larger than the limit of 1048576 bytes"):
         load_event(big)
 
 
