@@ -40,9 +40,11 @@ MIN_CASE_SIGMA = Fraction(1, 10**4)
 MAX_CASE_SIGMA = Fraction(10**6)
 #: Smallest delta a case may ask about (below, every peer's float delta underflows anyway).
 MIN_CASE_DELTA = Fraction(1, 10**300)
+#: The peers a case may name in ``peers`` (the keys of certdp.audit.adapters.PEERS).
+PEER_NAMES = ("dp_accounting", "prv", "opacus", "autodp", "riskcal")
 #: Most orders one case may list.
 MAX_CASE_ORDERS = 64
-_FIELDS = {"id", "q", "sigma", "steps", "delta", "eps", "orders", "checks", "pld_vdi", "note"}
+_FIELDS = {"id", "q", "sigma", "steps", "delta", "eps", "orders", "checks", "pld_vdi", "prv_eps_error", "peers", "note"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ class Case:
     """One audit question set about DP-SGD; every field is exact (Fraction) and validated.
 
     ``sigma`` is None exactly for a calibration case (checks == ("sigma",)). ``pld_vdi`` is the
-    value-discretization interval asked of dp_accounting's PLD (None: its default).
+    value-discretization interval asked of dp_accounting's PLD (None: its default);
+    ``prv_eps_error`` the eps_error asked of the PRV accountants (Opacus, prv_accountant; None:
+    0.01, Opacus's default); ``peers`` the only peers asked (empty: every peer of the run).
     """
 
     id: str
@@ -63,6 +67,8 @@ class Case:
     orders: tuple[Fraction, ...] = field(default=())
     pld_vdi: Fraction | None = None
     note: str = ""
+    prv_eps_error: Fraction | None = None
+    peers: tuple[str, ...] = field(default=())
 
     def to_dict(self) -> dict[str, object]:
         """Contract: exact decimal strings that :func:`case_from_dict` reads back to an equal Case."""
@@ -72,12 +78,14 @@ class Case:
             "steps": self.steps,
             "checks": list(self.checks),
         }
-        for name in ("sigma", "delta", "eps", "pld_vdi"):
+        for name in ("sigma", "delta", "eps", "pld_vdi", "prv_eps_error"):
             value = getattr(self, name)
             if value is not None:
                 out[name] = exact_str(value)
         if self.orders:
             out["orders"] = [exact_str(o) for o in self.orders]
+        if self.peers:
+            out["peers"] = list(self.peers)
         if self.note:
             out["note"] = self.note
         return out
@@ -131,6 +139,7 @@ def case_from_dict(raw: object, where: str) -> Case:
     delta = opt_real("delta", ge=MIN_CASE_DELTA, lt=1)
     eps = opt_real("eps", ge=0, le=10**4)
     vdi = opt_real("pld_vdi", gt=0, le=1)
+    prv_eps_error = opt_real("prv_eps_error", gt=0, le=1)
     checks_raw = raw.get("checks", ["rdp", "eps-rdp"] if sigma is not None else ["sigma"])
     if isinstance(checks_raw, str) or not isinstance(checks_raw, list) or not checks_raw:
         raise InvalidArgument(
@@ -146,6 +155,15 @@ def case_from_dict(raw: object, where: str) -> Case:
             f"{name('orders')}={fmt_value(orders_raw)} must be a list of at most {MAX_CASE_ORDERS} orders"
         )
     orders = tuple(real(name("orders"), _number(o), gt=1, le=10**4) for o in orders_raw)  # type: ignore[arg-type]
+    peers_raw = raw.get("peers", [])
+    if isinstance(peers_raw, str) or not isinstance(peers_raw, list):
+        raise InvalidArgument(
+            f"{name('peers')}={fmt_value(peers_raw)} must be a list of peers ({', '.join(PEER_NAMES)})"
+        )
+    for p in peers_raw:
+        if p not in PEER_NAMES:
+            raise InvalidArgument(f"{name('peers')}: {fmt_value(p)} must be one of {', '.join(PEER_NAMES)}")
+    peers = tuple(dict.fromkeys(peers_raw))
     note = raw.get("note", "")
     if not isinstance(note, str):
         raise InvalidArgument(f"{name('note')}={fmt_value(note)} must be a string")
@@ -165,7 +183,7 @@ def case_from_dict(raw: object, where: str) -> Case:
         raise InvalidArgument(f"{name('checks')}: 'sigma' (a calibration) cannot be combined with other checks")
     if "rdp" in checks and not orders:
         raise InvalidArgument(f"{name('orders')} must list at least one order for the check 'rdp'")
-    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note)
+    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note, prv_eps_error, peers)
 
 
 def parse_cases(text: str, fmt: str, source: str) -> tuple[Case, ...]:

@@ -23,6 +23,7 @@ from certdp.audit.adapters import PeerMissing, PeerValue, load_adapter
 from certdp.audit.cases import Case, case_from_dict
 from certdp.audit.reference import CLAIM_REL_WIDTH, Reference
 from certdp.audit.run import References
+from certdp.audit.tolerance import RULES, tolerance
 from certdp.audit.verdict import FLOAT_SLACK, Judgement, judge
 from certdp.errors import InvalidArgument, fmt_value
 from certdp.pairs.params import exact_str, real
@@ -130,14 +131,21 @@ def parse_claim(text: str) -> Claim:
     return Claim(peer, method, reported, value, text, case, kind, order, orders, conversion)
 
 
+#: Methods that name an estimate by design (documented so by their peers), not a guarantee.
+ESTIMATE_METHODS = ("gdp", "pld-optimistic", "optimistic", "prv-estimate", "estimate")
+
+
 def check_claim(claim: Claim, slack: Fraction = FLOAT_SLACK) -> tuple[Reference, Judgement]:
     """Contract: the certified reference of the claim's quantity and the verdict of its value
-    (certdp.audit.verdict.judge with ``slack``, exact comparison of the decimal as written)."""
+    (certdp.audit.verdict.judge with ``slack``, the roundoff tolerance of the quantity
+    (certdp.audit.tolerance) and the estimate mark of a method in ESTIMATE_METHODS; exact
+    comparison of the decimal as written)."""
     pv = PeerValue(
         claim.peer, claim.method, claim.kind, float(claim.value), 0.0, claim.order, claim.orders, claim.conversion
     )
     ref = References(CLAIM_REL_WIDTH).for_value(claim.case, pv)
-    return ref, judge(claim.value, ref, slack)
+    tol = tolerance(claim.kind, claim.value, claim.case.steps, claim.order, claim.orders)
+    return ref, judge(claim.value, ref, slack, tol.bound, claim.method in ESTIMATE_METHODS)
 
 
 NAMES = {"eps": "epsilon", "delta": "delta", "sigma": "sigma", "rdp": "RDP"}
@@ -168,4 +176,20 @@ def sentence(claim: Claim, ref: Reference, j: Judgement) -> str:
             f"{head} is UNSOUND: {j.relative:.3g} relative below the certified lower end {d['lower']} of the "
             f"{ref.quantity}; {meaning}."
         )
+    if j.verdict == "roundoff":
+        return (
+            f"{head} is roundoff: {j.relative:.3g} relative below the certified lower end {d['lower']} of the "
+            f"{ref.quantity}, within the float error of the method ({tolerance_rule(claim.kind)}); not a violation."
+        )
+    if j.verdict == "estimate":
+        return (
+            f"{head} is an estimate below the truth: {j.relative:.3g} relative below the certified lower end "
+            f"{d['lower']} of the {ref.quantity}; method {claim.method} is documented as an estimate, not a "
+            "guarantee."
+        )
     return f"{head} is inconclusive: {j.why}."
+
+
+def tolerance_rule(kind: str) -> str:
+    """Contract: the roundoff rule of a quantity in words (certdp.audit.tolerance.RULES)."""
+    return RULES.get(kind, "none")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import json
 import math
 import os
 import tempfile
@@ -26,7 +27,14 @@ KIND_TITLES = {
     "sigma-rdp": "calibrated sigma, RDP accountants",
     "sigma-pld": "calibrated sigma, exact accounting",
 }
-COLORS = {"exact": "#2a9d4b", "conservative": "#2b6cb0", "UNSOUND": "#d62828", "inconclusive": "#888888"}
+COLORS = {
+    "UNSOUND": "#d62828",
+    "estimate": "#e76f51",
+    "roundoff": "#b5838d",
+    "exact": "#2a9d4b",
+    "conservative": "#2b6cb0",
+    "inconclusive": "#888888",
+}
 MARKERS = {"dp_accounting": "o", "prv": "s", "opacus": "D", "autodp": "^", "riskcal": "v"}
 
 
@@ -35,35 +43,67 @@ def _where(row: Row) -> str:
     return f"{row.case.id} {row.peer.method}{order}"
 
 
+def _finding(f: dict[str, object]) -> str:
+    order = f" alpha={f['order']}" if "order" in f else ""
+    rel = "" if f["relative"] is None else f" ({float(f['relative']):.3g} relative)"  # type: ignore[arg-type]
+    return f"{f['peer']} {f['method']} at {f['case']}{order}: {f['value']} < certified lower end {f['lower']}{rel}"
+
+
+def headline(result: AuditResult) -> list[str]:
+    """Contract: the material findings as lines, first: the UNSOUND values (each with its
+    certified lower end), then the estimates below the truth, then one line for the roundoff
+    rows (how many, the largest), then the verdict totals."""
+    f = result.findings()
+    unsound: list[dict[str, object]] = f["unsound"]  # type: ignore[assignment]
+    estimates: list[dict[str, object]] = f["estimates_below_truth"]  # type: ignore[assignment]
+    roundoff: dict[str, object] = f["roundoff"]  # type: ignore[assignment]
+    lines = [
+        f"UNSOUND: {len(unsound)} value{'s' * (len(unsound) != 1)} below the certified lower end of the same "
+        "quantity by more than the float error of the peer's method" + (":" if unsound else " (no violation found).")
+    ]
+    lines += [f"  {_finding(x)}" for x in unsound]
+    if estimates:
+        lines.append(
+            f"Estimates below the truth (documented as estimates by their peers, not guarantees; not counted): "
+            f"{len(estimates)}:"
+        )
+        lines += [f"  {_finding(x)}" for x in estimates]
+    if roundoff["count"]:
+        largest = roundoff["largest"]
+        lines.append(
+            f"Roundoff (below the truth by no more than the float error of the peer's method; not counted): "
+            f"{roundoff['count']}, the largest {float(largest['relative']):.3g} relative at "  # type: ignore[index]
+            f"{largest['peer']} {largest['method']} {largest['case']}"  # type: ignore[index]
+            + (f" alpha={largest['order']}" if "order" in largest else "")  # type: ignore[operator]
+        )
+    counts = f["counts"]
+    lines.append("All values: " + ", ".join(f"{v} {counts[v]}" for v in VERDICTS))  # type: ignore[index]
+    return lines
+
+
 def render_text(result: AuditResult) -> str:
-    """Contract: a human summary: per peer the verdict counts and worst finding, then every
-    UNSOUND row and every inconclusive row's reason."""
+    """Contract: a human summary that leads with the material findings (:func:`headline`), then
+    per peer the verdict counts and worst finding, then every inconclusive row's reason."""
     lines = [f"certdp audit: {len(result.cases)} cases, {len(result.rows)} peer values, {result.seconds:.0f} s"]
+    lines += headline(result)
+    lines.append("Per peer:")
     for name, info in result.summary().items():
         peer = result.peers[name]
         counts = ", ".join(f"{v} {info['counts'][v]}" for v in VERDICTS)  # type: ignore[index]
         lines.append(f"  {name} {peer['version']} ({peer['path']}): {counts}")
-        estimates = info["counts"]["UNSOUND"] - info["unsound_guarantees"]  # type: ignore[index,operator]
-        if estimates:
-            lines.append(f"    ({estimates} of the UNSOUND values are estimates by design, not guarantees)")
         worst = info["worst"]
         if worst:
             order = f" alpha={worst['order']}" if "order" in worst else ""  # type: ignore[operator]
             lines.append(
-                f"    worst: {worst['verdict']} by {float(worst['relative']):.3g} relative at "  # type: ignore[index]
+                f"    worst guarantee: {worst['verdict']} by {float(worst['relative']):.3g} relative at "  # type: ignore[index]
                 f"{worst['case']} {worst['method']} {worst['kind']}{order}"  # type: ignore[index]
             )
-    unsound = [r for r in result.rows if r.judgement.verdict == "UNSOUND"]
-    if unsound:
-        lines.append("UNSOUND (below the certified lower end of the same quantity; * an estimate by design):")
-        for r in unsound:
-            ref = r.reference.to_dict()
-            star = "*" if r.peer.estimate else ""
-            lines.append(
-                f"  {star}{r.peer.peer} {_where(r)}: {r.peer.value!r} < {ref['lower']} "
-                f"({r.judgement.relative:.3g} relative; {r.reference.quantity})"
-                + (f" [{r.peer.note}]" if r.peer.note else "")
-            )
+    env = result.env or {}
+    if env:
+        lines.append(
+            f"Environment: python {env.get('python')}, numpy {env.get('numpy')}, scipy {env.get('scipy')}, "
+            f"{env.get('machine')} (recorded with every peer call in --json)"
+        )
     for r in result.rows:
         if r.judgement.verdict == "inconclusive":
             lines.append(f"  inconclusive: {r.peer.peer} {_where(r)}: {r.peer.error or r.judgement.why}")
@@ -133,23 +173,33 @@ def render_html(result: AuditResult) -> str:
     except ImportError:
         raise Unsupported('--html needs matplotlib: pip install "certdp[audit]" (or pip install matplotlib)') from None
     rec = result.to_dict()
+    env: dict[str, str] = rec["environment"]  # type: ignore[assignment]
     out = [
         "<!doctype html><html><head><meta charset='utf-8'><title>certdp audit</title><style>",
         "body{font-family:sans-serif;margin:2em;max-width:1200px} table{border-collapse:collapse;margin:1em 0}",
         "td,th{border:1px solid #ccc;padding:3px 6px;font-size:12px} th{background:#f0f0f0}",
-        ".UNSOUND{color:#d62828;font-weight:bold} .conservative{color:#2b6cb0} .exact{color:#2a9d4b}",
-        ".inconclusive{color:#888} img{max-width:100%}</style></head><body>",
+        ".UNSOUND{color:#d62828;font-weight:bold} .estimate{color:#e76f51} .roundoff{color:#b5838d}",
+        ".conservative{color:#2b6cb0} .exact{color:#2a9d4b}",
+        ".inconclusive{color:#888} img{max-width:100%} .lead{border:2px solid #d62828;padding:0 1em}</style>",
+        "</head><body>",
         "<h1>certdp audit</h1>",
         f"<p>certdp {_e(rec['certdp_version'])}; {len(result.cases)} cases, {len(result.rows)} peer values; "
-        f"{result.seconds:.0f} s; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.</p>",
+        f"{result.seconds:.0f} s; generated {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}; python "
+        f"{_e(env.get('python'))}, numpy {_e(env.get('numpy'))}, scipy {_e(env.get('scipy'))}, "
+        f"{_e(env.get('machine'))}.</p>",
+        _findings_html(result),
         "<p>Every peer value is held against certdp's certified enclosure [lower, upper] of the SAME quantity "
-        "(ball arithmetic, python-flint/Arb). <b>UNSOUND</b>: below the certified lower end (the peer claims more "
-        "privacy than that quantity allows); <b>conservative</b>: above the upper end; <b>exact</b>: inside "
-        "(up to 2<sup>-40</sup> relative float slack); <b>inconclusive</b>: certdp has one side only, or the peer "
-        "failed.</p>",
+        "(ball arithmetic, python-flint/Arb). Below the certified lower end, the value is below the truth: "
+        "<b>UNSOUND</b> when it is further below than the float error of the peer's own method (the tolerance of "
+        "each row is recorded; docs/audit.md gives the rule per quantity), <span class='roundoff'>roundoff</span> "
+        "when it is within it, <span class='estimate'>estimate</span> when the peer documents the value as an "
+        "estimate, not a guarantee (dp_accounting's optimistic PLD, the PRV point estimate, Opacus's GDP "
+        "accountant). <b>conservative</b>: above the upper end; <b>exact</b>: inside (up to 2<sup>-40</sup> "
+        "relative float slack); <b>inconclusive</b>: certdp has one side only, or the peer failed. Only UNSOUND "
+        "values fail the run.</p>",
         "<h2>Peers</h2><table><tr><th>peer</th><th>version</th><th>loaded</th>"
         + "".join(f"<th>{v}</th>" for v in VERDICTS)
-        + "<th>UNSOUND guarantees</th><th>worst guarantee (relative)</th><th>where</th></tr>",
+        + "<th>worst guarantee (relative)</th><th>where</th></tr>",
     ]
     for name, info in rec["summary"].items():  # type: ignore[union-attr]
         peer = rec["peers"][name]  # type: ignore[index]
@@ -161,15 +211,12 @@ def render_html(result: AuditResult) -> str:
             where = f"<td>{_e(worst['case'])} {_e(worst['method'])} {_e(worst['kind'])}{_e(order)}</td>"
         else:
             w, where = "<td>-</td>", "<td>-</td>"
-        bad = info["unsound_guarantees"]
-        cells += f"<td class='{'UNSOUND' if bad else 'exact'}'>{bad}</td>"
         out.append(
             f"<tr><td>{_e(name)}</td><td>{_e(peer['version'])}</td><td>{_e(peer['path'])}</td>{cells}{w}{where}</tr>"
         )
     out.append(
-        "</table><p>Estimates by design (dp_accounting's optimistic PLD, prv_accountant's point estimate) are "
-        "judged too and counted under their verdict, but they are not guarantees: the UNSOUND guarantees column "
-        "and the worst finding leave them out.</p>"
+        "</table><p>Environment (a rerun of the recorded peer calls must match it to reproduce the floats "
+        "bit for bit): " + _e(", ".join(f"{k} {v}" for k, v in env.items())) + "</p>"
     )
     kinds = [k for k in KIND_TITLES if any(r.peer.kind == k for r in result.rows)]
     for kind in kinds:
@@ -179,24 +226,45 @@ def render_html(result: AuditResult) -> str:
     out.append(
         "<h2>All values</h2><table><tr><th>case</th><th>peer</th><th>method</th><th>quantity compared</th>"
         "<th>order</th><th>peer value</th><th>certified lower</th><th>certified upper</th><th>verdict</th>"
-        "<th>relative</th><th>peer s</th><th>certdp s</th><th>note</th></tr>"
+        "<th>relative</th><th>roundoff tolerance</th><th>peer s</th><th>certdp s</th><th>note</th>"
+        "<th>peer call</th></tr>"
     )
     for row in rec["rows"]:  # type: ignore[union-attr]
         v = row["verdict"]
-        shown = v + (" (estimate)" if row.get("estimate") else "")
+        shown = v + (" (estimate)" if row.get("estimate") and v != "estimate" else "")
+        call = row.get("call") or {}
+        call_text = f"{call.get('function', '')}({json.dumps(call.get('args', {}))})" if call else ""
         rel = "" if row["relative"] is None else f"{float(row['relative']):.3g}"
         note = "; ".join(str(x) for x in (row.get("error"), row.get("note"), row.get("reason")) if x)
         out.append(
             f"<tr><td>{_e(row['case'])}</td><td>{_e(row['peer'])}</td><td>{_e(row['method'])}</td>"
             f"<td>{_e(row['compared'])}</td><td>{_e(row.get('order'))}</td><td>{_e(row['value'])}</td>"
             f"<td>{_e(row['lower'])}</td><td>{_e(row['upper'])}</td><td class='{v}'>{shown}</td><td>{rel}</td>"
-            f"<td>{row['peer_seconds']}</td><td>{row['certdp_seconds']}</td><td>{_e(note)}</td></tr>"
+            f"<td>{_e(row.get('roundoff_tolerance'))}</td><td>{row['peer_seconds']}</td>"
+            f"<td>{row['certdp_seconds']}</td><td>{_e(note)}</td><td>{_e(call_text)}</td></tr>"
         )
     out.append("</table><h2>Cases</h2><pre>")
     for c in result.cases:
         out.append(_e(f"{c.id}: {c.label()} checks={','.join(c.checks)}" + (f"  ({c.note})" if c.note else "")))
     out.append("</pre></body></html>")
     return "\n".join(out)
+
+
+def _findings_html(result: AuditResult) -> str:
+    """The lead section: the material findings (:func:`headline`), each heading line with its items."""
+    groups: list[tuple[str, list[str]]] = []
+    for line in headline(result):
+        if line.startswith("  ") and groups:
+            groups[-1][1].append(line.strip())
+        else:
+            groups.append((line, []))
+    out = ["<div class='lead'><h2>Findings</h2>"]
+    for head, items in groups:
+        cls = " class='UNSOUND'" if head.startswith("UNSOUND") and items else ""
+        out.append(f"<p{cls}>{_e(head)}</p>")
+        if items:
+            out.append("<ul>" + "".join(f"<li>{_e(x)}</li>" for x in items) + "</ul>")
+    return "".join(out) + "</div>"
 
 
 def write_atomic(path: str | Path, text: str) -> None:

@@ -3,8 +3,14 @@
 Every quantity audited errs on the safe side when it is LARGER (an epsilon, a delta, a Renyi
 divergence, a noise multiplier a peer says suffices), so:
 
-* ``UNSOUND``: the peer's value is below the certified LOWER end: it claims more privacy than the
-  quantity allows (for a noise multiplier: that sigma is proved to miss the target);
+* ``UNSOUND``: the peer's value is below the certified LOWER end by more than the float error of
+  the peer's own method (certdp.audit.tolerance): it claims more privacy than the quantity allows
+  (for a noise multiplier: that sigma is proved to miss the target);
+* ``roundoff``: below the certified lower end, so below the truth, but by no more than that float
+  error: reported, not counted as unsound;
+* ``estimate``: a value the peer documents as an estimate, not a guarantee (dp_accounting's
+  optimistic PLD, the PRV point estimate, Opacus's GDP accountant), below the lower end by more
+  than the float error: reported, not counted as unsound;
 * ``conservative``: above the certified UPPER end (sound, and the relative excess says how loose);
 * ``exact``: inside [lower, upper], widened by the peer's own float rounding (FLOAT_SLACK relative by
   default; ``certdp audit --slack`` sets another);
@@ -22,18 +28,21 @@ from fractions import Fraction
 
 from certdp.audit.reference import Reference
 
-VERDICTS = ("exact", "conservative", "UNSOUND", "inconclusive")
+VERDICTS = ("UNSOUND", "estimate", "roundoff", "exact", "conservative", "inconclusive")
+#: The verdicts of a value below the certified lower end (below the truth).
+BELOW = ("UNSOUND", "estimate", "roundoff")
 
 #: Relative slack for the peer's own float rounding: about 2^12 ulps, what a float sum of a few
-#: thousand terms may lose; a difference below it is not a finding. (The smallest finding the
-#: audit is asked to see, Opacus's fractional orders, is 1e-9 relative and above it.)
+#: thousand terms may lose; a difference below it is not a finding. A value further below the
+#: lower end is held against the float error of the peer's method (certdp.audit.tolerance).
 FLOAT_SLACK = Fraction(1, 2**40)
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """The verdict and, for ``conservative`` / ``UNSOUND``, the relative distance to the nearest
-    certified end ((value - upper)/upper, resp. (lower - value)/lower; inf for an infinite value)."""
+    """The verdict and, for ``conservative`` and the verdicts below the lower end (BELOW), the
+    relative distance to the nearest certified end ((value - upper)/upper, resp.
+    (lower - value)/lower; inf for an infinite value)."""
 
     verdict: str
     relative: float | None
@@ -49,12 +58,20 @@ def _rel(num: Fraction, den: Fraction) -> float:
         return math.inf
 
 
-def judge(value: float | Fraction, ref: Reference, slack: Fraction = FLOAT_SLACK) -> Judgement:
-    """Contract: UNSOUND only if value < ref.lower - slack |value| with ref.lower certified;
-    conservative only if value > ref.upper + slack |value| (+ inf included); exact only if
-    both ends are certified and value lies within them up to the slack; inconclusive otherwise.
-    The comparisons are exact (a float's exact rational value, or an exact Fraction, against
-    exact ends)."""
+def judge(
+    value: float | Fraction,
+    ref: Reference,
+    slack: Fraction = FLOAT_SLACK,
+    roundoff: Fraction = Fraction(0),
+    estimate: bool = False,
+) -> Judgement:
+    """Contract: below = value < ref.lower - slack |value| with ref.lower certified; below and
+    value >= ref.lower - slack |value| - ``roundoff`` (the peer's float error,
+    certdp.audit.tolerance) gives roundoff; below by more gives estimate when ``estimate`` (a value
+    the peer documents as an estimate), else UNSOUND (-inf included); conservative only if
+    value > ref.upper + slack |value| (+inf included); exact only if both ends are certified and
+    value lies within them up to the slack; inconclusive otherwise. The comparisons are exact (a
+    float's exact rational value, or an exact Fraction, against exact ends)."""
     lo, hi = ref.lower, ref.upper
     if lo is None and hi is None:
         return Judgement("inconclusive", None, ref.reason or "no certified reference")
@@ -67,12 +84,23 @@ def judge(value: float | Fraction, ref: Reference, slack: Fraction = FLOAT_SLACK
             return Judgement("inconclusive", None, "the peer returned inf; " + ref.reason)
         if value == -math.inf:
             if lo is not None:
+                if estimate:
+                    return Judgement("estimate", math.inf, "the peer returned -inf (an estimate by design)")
                 return Judgement("UNSOUND", math.inf, "the peer returned -inf")
             return Judgement("inconclusive", None, ref.reason)
     v = Fraction(value)
     room = slack * abs(v)
     if lo is not None and v < lo - room:
-        return Judgement("UNSOUND", _rel(lo - v, lo), "below the certified lower end")
+        rel = _rel(lo - v, lo)
+        if v >= lo - room - roundoff:
+            return Judgement(
+                "roundoff", rel, "below the certified lower end by no more than the float error of the peer's method"
+            )
+        if estimate:
+            return Judgement("estimate", rel, "below the certified lower end: an estimate by design, not a guarantee")
+        return Judgement(
+            "UNSOUND", rel, "below the certified lower end by more than the float error of the peer's method"
+        )
     if hi is not None and v > hi + room:
         return Judgement("conservative", _rel(v - hi, hi), "above the certified upper end")
     if lo is not None and hi is not None:

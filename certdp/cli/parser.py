@@ -502,8 +502,9 @@ AUDIT_DESCRIPTION = (
     "Regression-check other accountants: every number a peer prints (RDP at an order, epsilon, delta, "
     "a calibrated sigma) is held against certdp's certified enclosure of the SAME quantity and judged "
     "exact (inside, up to a float slack), conservative (above the upper end), UNSOUND (below the certified "
-    "lower end: the peer claims more privacy than that quantity allows) or inconclusive (certdp has one side "
-    "only, or the peer failed)."
+    "lower end by more than the float error of the peer's method: the peer claims more privacy than that "
+    "quantity allows), roundoff (below it by no more than that float error), estimate (below it, and documented "
+    "by the peer as an estimate) or inconclusive (certdp has one side only, or the peer failed)."
 )
 
 
@@ -512,8 +513,8 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "audit",
         help="audit peer accountants (dp_accounting, prv, opacus, autodp, riskcal) against certified enclosures",
         description=AUDIT_DESCRIPTION,
-        epilog="exit codes: 0 no UNSOUND guarantee, 1 at least one UNSOUND guarantee or a refuted --claim (UNSOUND "
-        "estimates by design, such as dp_accounting's optimistic PLD, are reported but do not count), 2 bad input "
+        epilog="exit codes: 0 no UNSOUND value, 1 at least one UNSOUND value, an UNSOUND --claim or a --rerun "
+        "whose verdicts differ (roundoff and estimate values are reported but do not count), 2 bad input "
         "or a missing peer, 3 a --claim that is inconclusive\n"
         "examples:\n"
         "  certdp audit --suite default --html report.html\n"
@@ -522,18 +523,24 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     what = a.add_mutually_exclusive_group(required=True)
-    what.add_argument("--suite", choices=("default",), help="the packaged suite (30 DP-SGD settings)")
+    what.add_argument("--suite", choices=("default",), help="the packaged suite (32 DP-SGD settings)")
     what.add_argument(
         "--cases",
         metavar="FILE",
         help="a TOML ([[case]] tables) or JSON case file: id, q, sigma, steps, delta, eps, orders, checks "
-        "(rdp, eps-rdp, eps-pld, delta-pld, sigma), pld_vdi, note; see docs/audit.md",
+        "(rdp, eps-rdp, eps-pld, delta-pld, sigma), pld_vdi, prv_eps_error, peers, note; see docs/audit.md",
     )
     what.add_argument(
         "--claim",
         metavar="TEXT",
         help='check one reported number: "PEER METHOD QUANTITY=VALUE KEY=VALUE ..." (the first KEY=VALUE is the '
         "reported eps, delta, sigma or rdp; METHOD rdp means an RDP accountant, anything else the exact value)",
+    )
+    what.add_argument(
+        "--rerun",
+        metavar="REPORT",
+        help="rerun every peer call recorded in a report (the --json output, e.g. audits/report.json) and say "
+        "which values and verdicts reproduce (exit 1 when a verdict does not)",
     )
     a.add_argument(
         "--peers",

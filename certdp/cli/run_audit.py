@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import json
 from fractions import Fraction
 
 from certdp.audit.adapters import PEERS, Adapter, PeerMissing, load_adapter
 from certdp.audit.cases import default_suite, load_cases
 from certdp.audit.claim import check_claim, parse_claim, sentence
 from certdp.audit.report import render_html, render_text, write_atomic
+from certdp.audit.rerun import rerun_report
 from certdp.audit.run import run_audit
 from certdp.audit.verdict import FLOAT_SLACK
 from certdp.cli.common import progress_bar
 from certdp.errors import InvalidArgument, fmt_value
+from certdp.fileio import read_text
 from certdp.pairs.params import exact_str, real
 
 
@@ -40,7 +43,8 @@ def _adapters(spec: str | None) -> tuple[list[Adapter], list[str]]:
 
 def run_audit_command(args: argparse.Namespace) -> dict[str, object]:
     """Runner of ``certdp audit``. Contract: the record printed (--json) or rendered; its
-    ``exit_code`` is 1 when a value is UNSOUND, 3 for an inconclusive --claim, else 0."""
+    ``exit_code`` is 1 when a value is UNSOUND (or a --rerun verdict differs), 3 for an inconclusive
+    --claim, else 0."""
     slack = FLOAT_SLACK if args.slack is None else real("slack", args.slack, ge=0, lt=Fraction(1, 100))
     if args.claim is not None:
         for flag in ("peers", "html"):
@@ -65,6 +69,8 @@ def run_audit_command(args: argparse.Namespace) -> dict[str, object]:
             "certdp_seconds": round(ref.seconds, 3),
             "exit_code": code,
         }
+    if getattr(args, "rerun", None) is not None:
+        return _rerun(args)
     cases = default_suite() if args.suite else load_cases(args.cases)
     adapters, skipped = _adapters(args.peers)
     if args.html is not None:
@@ -87,4 +93,48 @@ def run_audit_command(args: argparse.Namespace) -> dict[str, object]:
         rec["text"] = render_text(result) + "".join(f"\n  skipped {s}" for s in skipped)
         if rec.get("html"):
             rec["text"] += f"\n  report written to {args.html}"
+    return rec
+
+
+#: Largest report --rerun reads (the committed one is about 1 MB).
+MAX_REPORT_BYTES = 64 << 20
+
+
+def _rerun(args: argparse.Namespace) -> dict[str, object]:
+    """``certdp audit --rerun REPORT``: every recorded peer call made again (certdp.audit.rerun).
+    Exit code 0 when every verdict is reproduced, 1 otherwise."""
+    for flag in ("html", "slack"):
+        if getattr(args, flag) is not None:
+            raise InvalidArgument(f"{flag}={fmt_value(getattr(args, flag))} does not apply to --rerun")
+    text = read_text(args.rerun, "rerun", MAX_REPORT_BYTES)
+    try:
+        report = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        raise InvalidArgument(f"rerun={fmt_value(args.rerun)} is not valid JSON: {exc}") from None
+    if not isinstance(report, dict):
+        raise InvalidArgument(f"rerun={args.rerun} must hold one JSON object (certdp audit --json)")
+    peers = None if args.peers is None else [n.strip() for n in args.peers.split(",") if n.strip()]
+    with progress_bar(args) as note:
+        rec = rerun_report(report, peers, note)
+    rows: list[dict[str, object]] = rec["rows"]  # type: ignore[assignment]
+    rec["exit_code"] = 0 if rec["same_verdict"] == rec["rerun"] else 1
+    if not args.json:
+        lines = [
+            f"certdp audit --rerun {args.rerun}: {rec['rerun']} rows rerun from their recorded calls; "
+            f"{rec['same_value']} reproduce the recorded value bit for bit, {rec['same_verdict']} its verdict"
+        ]
+        for r in rows:
+            if not r["same_value"] or not r["same_verdict"]:
+                order = f" alpha={r['order']}" if "order" in r else ""
+                lines.append(
+                    f"  {r['case']} {r['peer']} {r['method']}{order}: recorded {r['recorded']} "
+                    f"({r['recorded_verdict']}), now {r['value']} ({r['verdict']})"
+                )
+        old, new = rec["recorded_environment"] or {}, rec["environment"]
+        changed = [f"{k} {old.get(k)} -> {v}" for k, v in new.items() if old.get(k) != v]  # type: ignore[union-attr,attr-defined]
+        if changed:
+            lines.append("  environment changed: " + "; ".join(changed))
+        for name, why in rec["skipped_peers"].items():  # type: ignore[attr-defined]
+            lines.append(f"  skipped {name}: {why}")
+        rec["text"] = "\n".join(lines)
     return rec

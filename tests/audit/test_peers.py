@@ -43,11 +43,11 @@ def test_dp_accounting_fractional_orders_too_high_and_inf():
     assert v[("rdp", "rdp", Fraction(3, 2))] == ("conservative", math.inf)
 
 
-def test_dp_accounting_pld_pessimistic_sound_optimistic_unsound():
+def test_dp_accounting_pld_pessimistic_sound_optimistic_an_estimate():
     a = peer("dp_accounting", "dp_accounting")
     v = verdicts(run_audit([case_from_dict(PLD, "c")], [a]))
     assert v[("pld", "eps-pld", None)][0] in ("exact", "conservative")
-    assert v[("pld-optimistic", "eps-pld", None)][0] == "UNSOUND"
+    assert v[("pld-optimistic", "eps-pld", None)][0] == "estimate"  # below the truth, documented as an estimate
 
 
 def test_autodp_interpolates_fractional_orders():

@@ -16,6 +16,7 @@ from certdp.audit.cases import Case
 from certdp.audit.reference import Reference, eps_pld_reference, sigma_interval
 from certdp.audit.run import run_audit
 from certdp.audit.verdict import FLOAT_SLACK, judge
+from certdp.notions.pld import MAX_STEPS as MAX_PLD_STEPS
 from tests.refs import subsampled_cgf
 
 ORDERS = (Fraction(3, 2), Fraction(2), Fraction(4), Fraction(16))
@@ -169,23 +170,24 @@ def test_peer_failure_is_inconclusive_not_a_crash(pld_case):
     assert row.judgement.verdict == "inconclusive" and "ZeroDivisionError" in row.peer.error
 
 
-def test_an_unsound_estimate_is_reported_but_does_not_fail_the_audit(pld_case):
+def test_an_estimate_below_the_truth_is_reported_but_does_not_fail_the_audit(pld_case):
     class Optimistic(FakePeer):
         def evaluate(self, case):
             return [self.value("optimistic", "eps-pld", lambda: self.values[case.id], estimate=True)]
 
     case, r = pld_case
     res = run_audit([case], [Optimistic("eps-pld", {"p": float(r.lower) * 0.99})])
-    assert res.rows[0].judgement.verdict == "UNSOUND" and res.rows[0].to_dict()["estimate"] is True
+    assert res.rows[0].judgement.verdict == "estimate" and res.rows[0].to_dict()["estimate"] is True
     summary = res.summary()["fake"]
-    assert res.unsound == 0 and summary["unsound_guarantees"] == 0 and summary["counts"]["UNSOUND"] == 1
+    assert res.unsound == 0 and summary["unsound_guarantees"] == 0 and summary["counts"]["estimate"] == 1
+    assert summary["counts"]["UNSOUND"] == 0 and len(res.findings()["estimates_below_truth"]) == 1
     assert summary["worst"] is None
 
 
 def test_past_the_lattice_limit_only_the_upper_side_is_certified():
-    """More than 1e5 steps: the exact-epsilon reference keeps only the RDP conversion's upper end, so a
+    """More steps than the lattice accepts: the exact-epsilon reference keeps only the RDP conversion's upper end, so a
     value below it is inconclusive (certdp has one side only) and a value above it conservative."""
-    r = eps_pld_reference(Fraction(1, 100), Fraction(1), 200_000, Fraction(1, 10**5))
+    r = eps_pld_reference(Fraction(1, 100), Fraction(1), 2 * MAX_PLD_STEPS, Fraction(1, 10**5))
     assert r.lower is None and r.upper is not None and "limit" in r.reason
     assert judge(float(r.upper) * 0.9, r).verdict == "inconclusive"
     assert judge(float(r.upper) * 1.1, r).verdict == "conservative"

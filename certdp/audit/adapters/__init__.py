@@ -13,6 +13,7 @@ import abc
 import contextlib
 import importlib
 import importlib.metadata
+import inspect
 import io
 import logging
 import math
@@ -22,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import ClassVar
 
 from certdp.audit.cases import Case
 from certdp.errors import InvalidArgument, Unsupported
@@ -58,9 +60,13 @@ class PeerValue:
     conversion: str = ""
     error: str = ""
     note: str = ""
-    #: an estimate by design (dp_accounting's optimistic PLD, the PRV point estimate), not a
-    #: guarantee: its verdict is reported, but an UNSOUND estimate does not fail the audit
+    #: an estimate by design (dp_accounting's optimistic PLD, the PRV point estimate, Opacus's GDP
+    #: accountant), not a guarantee: below the truth it is judged ``estimate``, which does not fail
+    #: the audit
     estimate: bool = False
+    #: the peer call that produced the value: {"function": name, "args": {...}, "defaults": {...}}
+    #: (:meth:`Adapter.replay` runs it again)
+    call: dict[str, object] | None = None
 
 
 #: How many call_peer calls are running (a record they capture is not counted again outside).
@@ -243,6 +249,81 @@ class Adapter(abc.ABC):
         given = str(extra.pop("note", ""))
         note = "; ".join(n for n in (given, note) if n)
         return PeerValue(self.name, method, kind, value, seconds, error=error, note=note, **extra)  # type: ignore[arg-type]
+
+    def run(self, function: str, args: dict[str, object]) -> float:
+        """Contract: the peer's value of ``function`` (a name in the adapter's :attr:`functions`)
+        called with exactly ``args``; InvalidArgument naming an unknown function."""
+        raise InvalidArgument(f"function={function!r} is not a recorded call of peer {self.name}")
+
+    #: What each recorded function calls, in the peer's own API (for a reproduction outside certdp).
+    API: ClassVar[dict[str, str]] = {}
+    #: The peer functions :meth:`run` knows: name -> the peer callable whose signature defaults
+    #: complete the record (None when the call passes every argument itself); set per instance.
+    functions: dict[str, Callable[..., object] | None]
+
+    def ask(self, method: str, kind: str, function: str, args: dict[str, object], **extra: object) -> PeerValue:
+        """Contract: a PeerValue from one :func:`call_peer` of ``run(function, args)``, with the call
+        recorded (function, every argument passed, and the peer's defaults of the others) so that
+        :meth:`replay` repeats it."""
+        fn = getattr(self, "functions", {}).get(function)
+        call = {
+            "function": function,
+            "api": type(self).API.get(function, ""),
+            "args": dict(args),
+            "defaults": peer_defaults(fn, args),
+        }
+        return self.value(method, kind, lambda: self.run(function, dict(args)), call=call, **extra)
+
+    def replay(self, call: dict[str, object]) -> float:
+        """Contract: the value of a recorded call (PeerValue.call, or a report row's ``call``) run
+        again; InvalidArgument when the record is not a call of this peer."""
+        function, args = call.get("function"), call.get("args")
+        if not isinstance(function, str) or not isinstance(args, dict):
+            raise InvalidArgument(f"call={call!r} must hold a function name and an args object")
+        return float(self.run(function, dict(args)))
+
+
+def peer_defaults(fn: Callable[..., object] | None, passed: dict[str, object]) -> dict[str, str]:
+    """Contract: the default of every parameter of ``fn`` that ``passed`` does not set, as repr
+    strings (what the peer used for the arguments the audit left out); {} without ``fn`` or a
+    signature."""
+    if fn is None:
+        return {}
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return {}
+    return {
+        p.name: repr(p.default) for p in params if p.default is not inspect.Parameter.empty and p.name not in passed
+    }
+
+
+def environment() -> dict[str, str]:
+    """Contract: what a rerun must match to reproduce the peers' floats: the python, numpy and
+    scipy versions, the platform and machine, and numpy's CPU features in use (SIMD paths change
+    FFT roundoff)."""
+    import platform
+
+    env = {
+        "python": platform.python_version(),
+        "implementation": platform.python_implementation(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+    }
+    for dist in ("numpy", "scipy"):
+        try:
+            env[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            env[dist] = "not installed"
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features  # numpy >= 2
+    except ImportError:
+        try:
+            from numpy.core._multiarray_umath import __cpu_features__ as features  # type: ignore[no-redef]
+        except ImportError:
+            features = {}
+    env["numpy_cpu_features"] = " ".join(sorted(k for k, on in features.items() if on))
+    return env
 
 
 def require(module: str, peer: str, package: str) -> object:

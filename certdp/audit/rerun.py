@@ -1,0 +1,132 @@
+"""Rerunning a report: every row's recorded peer call made again (``certdp audit --rerun
+REPORT.json``), the value compared bit for bit with the recorded one and judged again against the
+recorded certified ends.
+
+The recorded ends are outward-rounded decimals (the lower end rounded down, the upper end up), so
+they still enclose the quantity: a verdict against them is as proved as the original one. The
+roundoff tolerance is recomputed from the row's quantity and case (certdp.audit.tolerance).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from fractions import Fraction
+
+from certdp.audit.adapters import Adapter, PeerMissing, call_peer, environment, load_adapter
+from certdp.audit.reference import Reference
+from certdp.audit.tolerance import tolerance
+from certdp.audit.verdict import FLOAT_SLACK, Judgement, judge
+from certdp.errors import InvalidArgument
+
+
+def _float(text: object) -> float:
+    return float(str(text))  # repr of a float, or "inf" / "nan"
+
+
+def recorded_call(record: dict[str, object]) -> dict[str, object]:
+    """Contract: the row's recorded peer call; InvalidArgument naming the row when it has none."""
+    call = record.get("call")
+    if not isinstance(call, dict):
+        where = f"{record.get('case')} {record.get('peer')} {record.get('method')}"
+        raise InvalidArgument(f"row {where}: call is missing (a report written before calls were recorded)")
+    return call
+
+
+def rerun_row(record: dict[str, object], adapter: Adapter | None = None) -> float:
+    """The value of one report row computed again from its recorded call.
+
+    Contract: ``adapter`` (default: load_adapter of the row's peer) replays the row's ``call``;
+    InvalidArgument when the row records no call, PeerMissing when the peer is not installed."""
+    call = recorded_call(record)
+    peer = adapter if adapter is not None else load_adapter(str(record.get("peer")))
+    return peer.replay(call)
+
+
+def rejudge(record: dict[str, object], value: float, steps: int, orders: tuple[Fraction, ...] = ()) -> Judgement:
+    """Contract: certdp.audit.verdict.judge of ``value`` against the row's recorded ends (exact
+    Fractions of their decimals), with the report's slack, the roundoff tolerance of the row's
+    quantity at ``steps`` (and ``orders``, the peer's RDP orders for eps-rdp) and its estimate
+    mark."""
+    f = lambda x: None if x is None else Fraction(str(x))  # noqa: E731
+    ref = Reference(str(record.get("compared", "")), f(record.get("lower")), f(record.get("upper")), 0.0)
+    order = f(record.get("order"))
+    kind = str(record.get("kind"))
+    v = Fraction(value) if math.isfinite(value) else Fraction(0)
+    tol = tolerance(kind, v, steps, order, orders if kind == "eps-rdp" else ())
+    return judge(value, ref, FLOAT_SLACK, tol.bound, bool(record.get("estimate")))
+
+
+def rerun_report(
+    report: dict[str, object],
+    peers: list[str] | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> dict[str, object]:
+    """Every row of a report (certdp.audit.run.AuditResult.to_dict) rerun from its recorded call.
+
+    Contract: per row the recorded and new value, ``same_value`` (bit for bit) and ``same_verdict``
+    (:func:`rejudge` of the new value equals the recorded verdict); rows of peers that are not
+    installed, or not in ``peers``, are counted as skipped; the recorded and the current
+    environment side by side. InvalidArgument for a malformed report."""
+    rows = report.get("rows")
+    cases = report.get("cases")
+    if not isinstance(rows, list) or not isinstance(cases, list):
+        raise InvalidArgument("report: rows and cases must be lists (the --json output of certdp audit)")
+    steps = {c.get("id"): int(c.get("steps", 1)) for c in cases if isinstance(c, dict)}
+    adapters: dict[str, Adapter | None] = {}
+    out: list[dict[str, object]] = []
+    skipped: dict[str, str] = {}
+    for i, rec in enumerate(rows):
+        if not isinstance(rec, dict):
+            raise InvalidArgument(f"report: row {i + 1} must be an object")
+        name = str(rec.get("peer"))
+        if progress:
+            progress(f"{rec.get('case')}: {name} {rec.get('method')}", i / max(1, len(rows)))
+        if peers is not None and name not in peers:
+            skipped.setdefault(name, "not requested")
+            continue
+        if name not in adapters:
+            try:
+                adapters[name] = load_adapter(name)
+            except (PeerMissing, InvalidArgument) as exc:
+                adapters[name], skipped[name] = None, str(exc)
+        adapter = adapters[name]
+        if adapter is None:
+            continue
+        call = recorded_call(rec)
+        # as in the audit: the peer's warnings are captured, its failure is a NaN with the error
+        value, _, error, _ = call_peer(lambda adapter=adapter, call=call: adapter.replay(call))  # type: ignore[misc]
+        recorded = _float(rec.get("value"))
+        same = value == recorded or (math.isnan(value) and math.isnan(recorded))
+        j = rejudge(rec, value, steps.get(rec.get("case"), 1), getattr(adapter, "orders", ()))
+        out.append(
+            {
+                "case": rec.get("case"),
+                "peer": name,
+                "method": rec.get("method"),
+                "kind": rec.get("kind"),
+                **({"order": rec["order"]} if "order" in rec else {}),
+                "recorded": rec.get("value"),
+                "value": repr(value),
+                "same_value": same,
+                "recorded_verdict": rec.get("verdict"),
+                "verdict": j.verdict,
+                "same_verdict": j.verdict == rec.get("verdict"),
+                **({"error": error} if error else {}),
+            }
+        )
+    if progress:
+        progress("done", 1.0)
+    return {
+        "quantity": "audit",
+        "mode": "rerun",
+        "rows": out,
+        "rerun": len(out),
+        "same_value": sum(bool(r["same_value"]) for r in out),
+        "same_verdict": sum(bool(r["same_verdict"]) for r in out),
+        "skipped_peers": skipped,
+        "recorded_environment": report.get("environment"),
+        "environment": environment(),
+        "recorded_peers": report.get("peers"),
+        "peers": {n: {"version": a.version(), "path": a.path} for n, a in adapters.items() if a is not None},
+    }
