@@ -295,14 +295,15 @@ def choose_offset(
         # 2.1e-9 on 160 cells above the median and 2.3e-8 on the full lattice; 600 cells, where
         # the tail is 2.5e-3, gave 2.29e-8)
         top_lo, top_hi = k_lo + 160, min(base.hi, k_lo + WINDOW_MAX_CELLS)
+        top = min(base.hi, top_lo)
         if top_lo < top_hi:
             t = pair.loss_tail(to_ball(base.point(top_lo)))
-            if t is not None and t[0] > WINDOW_TOP_MASS:
+            if t is not None and t[0] > WINDOW_TOP_MASS:  # P(L > point(top_lo)) > mass >= at top_hi
                 while top_hi - top_lo > 1:
                     mid = (top_lo + top_hi) // 2
                     t = pair.loss_tail(to_ball(base.point(mid)))
                     top_lo, top_hi = (mid, top_hi) if t is not None and t[0] > WINDOW_TOP_MASS else (top_lo, mid)
-        top = min(base.hi, top_hi)
+                top = top_hi
 
         def cost(offset: Fraction) -> float:
             # the window lies inside the base lattice (an offset moves points by less than h); a
