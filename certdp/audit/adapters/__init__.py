@@ -257,6 +257,9 @@ class Adapter(abc.ABC):
 
     #: What each recorded function calls, in the peer's own API (for a reproduction outside certdp).
     API: ClassVar[dict[str, str]] = {}
+    #: Parameters of a function's peer callable that the call sets under another argument name
+    #: (so that they are not listed among the peer's defaults).
+    SETS: ClassVar[dict[str, tuple[str, ...]]] = {}
     #: The peer functions :meth:`run` knows: name -> the peer callable whose signature defaults
     #: complete the record (None when the call passes every argument itself); set per instance.
     functions: dict[str, Callable[..., object] | None]
@@ -270,7 +273,7 @@ class Adapter(abc.ABC):
             "function": function,
             "api": type(self).API.get(function, ""),
             "args": dict(args),
-            "defaults": peer_defaults(fn, args),
+            "defaults": peer_defaults(fn, {**args, **dict.fromkeys(type(self).SETS.get(function, ()))}),
         }
         return self.value(method, kind, lambda: self.run(function, dict(args)), call=call, **extra)
 

@@ -47,7 +47,9 @@ class AutodpAdapter(Adapter):
     def evaluate(self, case: Case) -> list[PeerValue]:
         """Contract: the rows listed in the module docstring for ``case``'s checks."""
         rows: list[PeerValue] = []
-        setting = {"sigma": float(case.sigma), "prob": float(case.q), "coeff": case.steps}  # type: ignore[arg-type]
+        if case.sigma is None:  # a calibration: autodp is not asked
+            return rows
+        setting = {"sigma": float(case.sigma), "prob": float(case.q), "coeff": case.steps}
         if "rdp" in case.checks:
             for order in case.orders:
                 rows.append(self.ask("rdp", "rdp", "get_rdp", {**setting, "alpha": float(order)}, order=order))

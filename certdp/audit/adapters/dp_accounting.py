@@ -41,6 +41,7 @@ class DpAccountingAdapter(Adapter):
         "target_delta)",
         "EVENT": "SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)",
     }
+    SETS: ClassVar[dict[str, tuple[str, ...]]] = {"rdp_vector": ("orders",)}
 
     def __init__(self) -> None:
         self.dpa: Any = require("dp_accounting", self.name, self.package)
