@@ -296,3 +296,18 @@ def test_peers_without_a_calibration_answer_nothing_for_a_sigma_case(name):
     a = peer(name)
     case = case_from_dict({"id": "s", "q": 0.01, "steps": 100, "eps": 1, "delta": 1e-5, "checks": ["sigma"]}, "c")
     assert a.evaluate(case) == []
+
+
+def test_claims_roundoff_and_estimate_sentences(capsys):
+    """--claim applies the same tolerance and estimate rules: Opacus's recorded alpha = 1.5 RDP at
+    1e5 steps is roundoff (exit 0); a GDP epsilon below the exact one is an estimate (exit 0); the
+    same number from a guarantee (method prv) is UNSOUND (exit 1)."""
+    rdp = "opacus rdp rdp=0.49740549508216403 alpha=1.5 sigma=0.7 q=0.001 steps=100000"
+    assert main(["audit", "--claim", rdp]) == 0
+    out = capsys.readouterr().out
+    assert "is roundoff: 2.88e-08 relative below" in out and "not a violation" in out
+    gdp = "opacus gdp eps=0.79 sigma=5 q=0.5 steps=10 delta=1e-3"
+    assert main(["audit", "--claim", gdp]) == 0
+    assert "is an estimate below the truth" in capsys.readouterr().out
+    assert main(["audit", "--claim", gdp.replace(" gdp ", " prv ")]) == 1
+    assert "is UNSOUND" in capsys.readouterr().out
