@@ -1,8 +1,8 @@
 """The one error tree of certdp.
 
 Every error certdp raises on purpose derives from :class:`CertdpError`. The CLI maps
-``InvalidArgument``/``Unsupported`` to exit 2 and ``PrecisionExhausted``/``BudgetExhausted``/``Undecided``
-to exit 3.
+``InvalidArgument``/``Unsupported``/``CertificateMalformed`` to exit 2, ``CertificateInvalid`` to exit 1
+and ``PrecisionExhausted``/``BudgetExhausted``/``Undecided`` to exit 3.
 Messages are one line and name the parameter and its value, e.g. ``sigma=-1 must be > 0``.
 """
 
@@ -49,7 +49,14 @@ class Undecided(CertdpError):
 
 
 class CertificateInvalid(CertdpError):
-    """A certificate is malformed, tampered with, or its claim is refuted."""
+    """A certificate's digest, signature, claim or recorded number does not hold (exit 1)."""
+
+
+class CertificateMalformed(CertificateInvalid, ValueError):
+    """A certificate cannot be read as one: not strict JSON, outside the schema, or a check whose
+    fields cannot mean a proof (a method that does not fit its relation, a refutation not one step
+    below the claim). The CLI maps it to exit 2, like every unparseable input; it stays a
+    CertificateInvalid for code that only asks whether a file is acceptable."""
 
 
 def fmt_value(value: object) -> str:

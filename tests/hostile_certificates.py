@@ -20,6 +20,7 @@ from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from certdp.cert.schema import FORMAT
 from certdp.cert.write import eps_check, finalize, make_body, tv_check
 from certdp.enclose import Enclosure
 from certdp.notions import conversion_epsilon as epsilon
@@ -82,7 +83,7 @@ def finalize_unchecked(body: dict[str, Any]) -> dict[str, Any]:
     except ValueError:  # not canonicalizable (2^60, a lone surrogate): any digest will do
         digest = "0" * 64
     return {
-        "format": "certdp-certificate/1",
+        "format": FORMAT,
         "body": body,
         "digest": {"alg": "sha256", "value": digest},
         "signature": None,
@@ -149,27 +150,27 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
 
     ra_edits: list[tuple[str, Edit, tuple[int, ...], str]] = [
         # 1: the side of the bound must fit the relation, the method the quantity
-        ("lower_bound_proves_le", _forged_tv(Fraction(3, 10), "<=", Fraction(1, 1000), "lower", RA_GRID), (1,), "1"),
-        ("upper_bound_proves_gt", _seq(_set("refutation/method/name", "lattice-upper")), (1,), "1"),
+        ("lower_bound_proves_le", _forged_tv(Fraction(3, 10), "<=", Fraction(1, 1000), "lower", RA_GRID), (2,), "1"),
+        ("upper_bound_proves_gt", _seq(_set("refutation/method/name", "lattice-upper")), (2,), "1"),
         (
             "tv_through_rdp_orders",
             _set("claim/method", {"name": "rdp-orders", "prec_bits": 64, "orders": [2, 3]}),
-            (1,),
+            (2,),
             "1",
         ),
-        ("tv_with_orders_and_grid", _set("claim/method/orders", [2, 3]), (1,), "1"),
-        ("tv_with_delta", _set("claim/delta", "0.00001"), (1,), "1"),
+        ("tv_with_orders_and_grid", _set("claim/method/orders", [2, 3]), (2,), "1"),
+        ("tv_with_delta", _set("claim/delta", "0.00001"), (2,), "1"),
         # 2: claim, refutation and step must fit together
-        ("refutation_far_below", _set("refutation/mechanism/params/sigma", "0.3"), (1,), "2"),
-        ("refutation_above_claim", _set("refutation/mechanism/params/sigma", "0.505"), (1,), "2"),
-        ("step_zero", _set("step", "0"), (1,), "2"),
-        ("step_negative", _set("step", "-0.005"), (1,), "2"),
-        ("step_huge", _set("step", "0.5"), (1,), "2"),
-        ("refutation_other_epochs", _set("refutation/mechanism/params/epochs", "2"), (1,), "2"),
-        ("refutation_other_threshold", _set("refutation/threshold", "0.01"), (1,), "2"),
-        ("refutation_other_mechanism", _set("refutation/mechanism/params/steps", "4"), (1,), "2"),
-        ("claim_slot_holds_refutation", _set("claim/relation", ">"), (1,), "2"),
-        ("refutation_holds_le", _set("refutation/relation", "<="), (1,), "2"),
+        ("refutation_far_below", _set("refutation/mechanism/params/sigma", "0.3"), (2,), "2"),
+        ("refutation_above_claim", _set("refutation/mechanism/params/sigma", "0.505"), (2,), "2"),
+        ("step_zero", _set("step", "0"), (2,), "2"),
+        ("step_negative", _set("step", "-0.005"), (2,), "2"),
+        ("step_huge", _set("step", "0.5"), (2,), "2"),
+        ("refutation_other_epochs", _set("refutation/mechanism/params/epochs", "2"), (2,), "2"),
+        ("refutation_other_threshold", _set("refutation/threshold", "0.01"), (2,), "2"),
+        ("refutation_other_mechanism", _set("refutation/mechanism/params/steps", "4"), (2,), "2"),
+        ("claim_slot_holds_refutation", _set("claim/relation", ">"), (2,), "2"),
+        ("refutation_holds_le", _set("refutation/relation", "<="), (2,), "2"),
         # 5: work limits (refused before computing)
         ("steps_huge", _seq(_set("claim/mechanism/params/steps", "1000000"), _set("refutation", None)), (2,), "5"),
         ("epochs_huge", _seq(_set("claim/mechanism/params/epochs", "100000"), _set("refutation", None)), (2,), "5"),
@@ -283,10 +284,10 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
         ("threshold_exponent", _set("claim/threshold", "1e-999"), (2,), "5"),
         ("decimal_too_long", _set("claim/threshold", "0." + "1" * 5000), (2,), "5"),
         # 6: malformed values never give a traceback
-        ("empty_params", _set("claim/mechanism/params", {}), (1,), "6"),
+        ("empty_params", _set("claim/mechanism/params", {}), (2,), "6"),
         ("l_max_1e999", _set("claim/method/grid/l_max", "1e999"), (1, 2), "6"),
-        ("seconds_2_60", _set("claim/result/seconds", 2**60), (1,), "6"),
-        ("sigma_negative", _set("claim/mechanism/params/sigma", "-1"), (1,), "6"),
+        ("seconds_2_60", _set("claim/result/seconds", 2**60), (2,), "6"),
+        ("sigma_negative", _set("claim/mechanism/params/sigma", "-1"), (2,), "6"),
         # review: sigma this small overflowed a float in the scheme-3 work estimate (a traceback)
         (
             "sigma_tiny_scheme3",
@@ -294,16 +295,16 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
             (1,),
             "6",
         ),
-        ("steps_not_integer", _set("claim/mechanism/params/steps", "2.5"), (1,), "6"),
-        ("direction_in_ra", _set("claim/mechanism/params/direction", "both"), (1,), "6"),
-        ("surrogate_in_notes", _set("notes", "\ud800"), (1,), "6"),
+        ("steps_not_integer", _set("claim/mechanism/params/steps", "2.5"), (2,), "6"),
+        ("direction_in_ra", _set("claim/mechanism/params/direction", "both"), (2,), "6"),
+        ("surrogate_in_notes", _set("notes", "\ud800"), (2,), "6"),
         # 7 and 9: grids the lattice construction cannot use
-        ("forged_cap_not_multiple_of_h", forged_cap, (1,), "7"),
-        ("cap_off_lattice", _set("claim/method/grid/cap", "36.7657"), (1,), "7"),
-        ("h_not_power_of_two", _set("claim/method/grid/h", "0.015"), (1,), "7"),
-        ("l_min_not_binary64", _set("claim/method/grid/l_min", "0.1"), (1,), "7"),
-        ("l_min_above_one", _set("claim/method/grid/l_min", "2"), (1,), "7"),
-        ("scheme1_with_tail_k", _set("claim/method/grid/scheme", "1"), (1,), "7"),
+        ("forged_cap_not_multiple_of_h", forged_cap, (2,), "7"),
+        ("cap_off_lattice", _set("claim/method/grid/cap", "36.7657"), (2,), "7"),
+        ("h_not_power_of_two", _set("claim/method/grid/h", "0.015"), (2,), "7"),
+        ("l_min_not_binary64", _set("claim/method/grid/l_min", "0.1"), (2,), "7"),
+        ("l_min_above_one", _set("claim/method/grid/l_min", "2"), (2,), "7"),
+        ("scheme1_with_tail_k", _set("claim/method/grid/scheme", "1"), (2,), "7"),
         (
             "empty_atom_list",
             _seq(
@@ -322,17 +323,17 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
         (
             "eps_through_lattice",
             _set("claim/method", {"name": "lattice-upper", "prec_bits": 64, "grid": ra["claim"]["method"]["grid"]}),
-            (1,),
+            (2,),
             "1",
         ),
-        ("eps_without_delta", lambda b: b["claim"].pop("delta"), (1,), "1"),
-        ("refutation_other_orders", _set("refutation/method/orders", [2, 3]), (1,), "2"),
-        ("refutation_other_delta", _set("refutation/delta", "0.001"), (1,), "2"),
-        ("refutation_other_q", _set("refutation/mechanism/params/q", "0.02"), (1,), "2"),
-        ("refutation_other_compositions", _set("refutation/mechanism/steps", 11), (1,), "2"),
+        ("eps_without_delta", lambda b: b["claim"].pop("delta"), (2,), "1"),
+        ("refutation_other_orders", _set("refutation/method/orders", [2, 3]), (2,), "2"),
+        ("refutation_other_delta", _set("refutation/delta", "0.001"), (2,), "2"),
+        ("refutation_other_q", _set("refutation/mechanism/params/q", "0.02"), (2,), "2"),
+        ("refutation_other_compositions", _set("refutation/mechanism/steps", 11), (2,), "2"),
         ("orders_many", _set("claim/method/orders", list(range(2, 300))), (2,), "5"),
         ("order_huge", _set("claim/method/orders", [2, 10**6]), (2,), "5"),
-        ("orders_repeated", _set("claim/method/orders", [2, 2, 3]), (1,), "5"),
+        ("orders_repeated", _set("claim/method/orders", [2, 2, 3]), (2,), "5"),
         ("rdp_prec_huge", _set("claim/method/prec_bits", 60000), (2,), "5"),
         (
             # review round 3: 128 orders at 1024 bits took 154 s (the cost is per order and bit)
@@ -342,10 +343,10 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
             "5",
         ),
         ("compositions_huge", _set("claim/mechanism/steps", 2**52), (2,), "5"),
-        ("q_above_one", _set("claim/mechanism/params/q", "1.5"), (1,), "6"),
-        ("newline_after_decimal", _set("claim/threshold", sg["claim"]["threshold"] + "\n"), (1,), "6"),
-        ("float_orders", _set("claim/method/orders", [float(a) for a in SG_ORDERS]), (1,), "6"),
-        ("delta_one", _set("claim/delta", "1"), (1,), "6"),
+        ("q_above_one", _set("claim/mechanism/params/q", "1.5"), (2,), "6"),
+        ("newline_after_decimal", _set("claim/threshold", sg["claim"]["threshold"] + "\n"), (2,), "6"),
+        ("float_orders", _set("claim/method/orders", [float(a) for a in SG_ORDERS]), (2,), "6"),
+        ("delta_one", _set("claim/delta", "1"), (2,), "6"),
     ]
     for name, edit, codes, defect in ra_edits:
         files.append((name, _body_edit(ra, edit), codes, defect))
@@ -354,12 +355,12 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
 
     # 3: duplicate keys anywhere (text level); the first copy is the valid one
     text = json.dumps(finalize(ra), indent=1)
-    files.append(("duplicate_claim_key", _dup_key_text(text, '"body": {', '\n  "step": "0.3",'), (1,), "3"))
-    files.append(("duplicate_sigma", _dup_key_text(text, '"params": {', '\n     "sigma": "5",'), (1,), "3"))
+    files.append(("duplicate_claim_key", _dup_key_text(text, '"body": {', '\n  "step": "0.3",'), (2,), "3"))
+    files.append(("duplicate_sigma", _dup_key_text(text, '"params": {', '\n     "sigma": "5",'), (2,), "3"))
     key = Ed25519PrivateKey.generate()
     signed = json.dumps(finalize(ra, key), indent=1)
-    files.append(("duplicate_signature_key", _dup_key_text(signed, '"signature": {', '\n  "alg": "none",'), (1,), "3"))
-    files.append(("duplicate_top_level", _dup_key_text(text, "{", '"format": "x",'), (1,), "3"))
+    files.append(("duplicate_signature_key", _dup_key_text(signed, '"signature": {', '\n  "alg": "none",'), (2,), "3"))
+    files.append(("duplicate_top_level", _dup_key_text(text, "{", '"format": "x",'), (2,), "3"))
     # 5 and 6: size, depth and bytes
     files.append(("too_large", text.encode() + b" " * (1 << 20), (2,), "5"))
     files.append(("nested_brackets", b"[" * 100_000 + b"]" * 100_000, (2,), "6"))
@@ -371,14 +372,14 @@ def build(directory: Path) -> list[tuple[str, Path, tuple[int, ...], str]]:
             "6",
         )
     )
-    files.append(("binary", bytes(range(256)) * 8, (1,), "6"))
+    files.append(("binary", bytes(range(256)) * 8, (2,), "6"))
     # review: an unterminated string of escaped quotes made a regex pre-scan quadratic (hours at 1 MiB)
-    files.append(("unterminated_escaped_quotes", b'"' + b'\\"' * 500_000, (1,), "5"))
-    files.append(("nan_seconds", text.replace('"seconds": 0.1', '"seconds": NaN', 1).encode(), (1,), "6"))
-    files.append(("infinity_seconds", text.replace('"seconds": 0.1', '"seconds": 1e400', 1).encode(), (1,), "6"))
-    files.append(("int_5000_digits", text.replace('"seconds": 0.1', '"seconds": ' + "9" * 5000, 1).encode(), (1,), "6"))
-    files.append(("empty", b"", (1,), "6"))
-    files.append(("not_an_object", b"[1, 2, 3]", (1,), "6"))
+    files.append(("unterminated_escaped_quotes", b'"' + b'\\"' * 500_000, (2,), "5"))
+    files.append(("nan_seconds", text.replace('"seconds": 0.1', '"seconds": NaN', 1).encode(), (2,), "6"))
+    files.append(("infinity_seconds", text.replace('"seconds": 0.1', '"seconds": 1e400', 1).encode(), (2,), "6"))
+    files.append(("int_5000_digits", text.replace('"seconds": 0.1', '"seconds": ' + "9" * 5000, 1).encode(), (2,), "6"))
+    files.append(("empty", b"", (2,), "6"))
+    files.append(("not_an_object", b"[1, 2, 3]", (2,), "6"))
 
     out = []
     for name, data, codes, defect in files:

@@ -13,8 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from certdp.cert.crypto import digest_hex
+from certdp.cert.schema import validate
 from certdp.cert.write import finalize
 from certdp.cli import main
+from certdp.errors import CertificateMalformed
 
 #: a PLD calibration that takes a few seconds: 20 steps, a coarse lattice (2^-9) and step 1e-3
 PLD_CALIBRATION = [
@@ -178,7 +180,7 @@ def _get(doc: dict, path: tuple) -> object:
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_any_body_mutation_fails_with_exit_1(
+def test_any_body_mutation_fails_with_exit_1_or_2(
     signed: dict[str, Path], tmp_path: Path, data: st.DataObject, capsys: pytest.CaptureFixture[str]
 ) -> None:
     doc = json.loads(signed["eps"].read_text())
@@ -194,7 +196,12 @@ def test_any_body_mutation_fails_with_exit_1(
     bad = tmp_path / "m.json"
     bad.write_text(json.dumps(doc))
     code, out = verify(bad, capsys)
-    assert code == 1, (path, new, out)
+    try:  # exit 2 for a body outside the schema, else 1: the digest no longer matches
+        validate(doc)
+        want = 1
+    except CertificateMalformed:
+        want = 2
+    assert code == want, (path, new, out)
     assert "field" in out
 
 
@@ -225,7 +232,8 @@ def test_named_tampering(
     bad = tmp_path / "t.json"
     bad.write_text(text, errors="surrogateescape") if what != "garbage" else bad.write_bytes(b"\x00\xffnot json")
     code, out = verify(bad, capsys, *extra)
-    assert code == 1, out
+    # unparseable input is exit 2; a digest or signature that does not hold, exit 1
+    assert code == (2 if what in ("truncate", "garbage") else 1), out
     assert "field" in out
 
 
@@ -260,7 +268,7 @@ def test_certificate_is_written_atomically(signed: dict[str, Path]) -> None:
     leftovers = [p for p in signed["eps"].parent.iterdir() if p.name.startswith(".")]
     assert leftovers == []
     doc = json.loads(signed["eps"].read_text())
-    assert doc["format"] == "certdp-certificate/1" and doc["body"]["flint_version"]
+    assert doc["format"] == "certdp-certificate/2" and doc["body"]["flint_version"]
     assert copy.deepcopy(doc["body"]["claim"]["method"]["orders"])[:3] == [2, 3, 4]
 
 
@@ -304,15 +312,15 @@ def _pld_tamper(doc: dict, what: str) -> None:
 @pytest.mark.parametrize(
     ("what", "code", "words"),
     [
-        ("h-not-power-of-two", 1, "power of two"),
-        ("offset-not-below-h", 1, "offset"),
-        ("missing-direction", 1, "directions"),
-        ("claim-by-lower-bound", 1, "upper bound"),
-        ("refutation-by-upper-bound", 1, "lower bound"),
-        ("prune-bits", 1, "prune_floor_bits"),
-        ("orders-too", 1, "no orders"),
+        ("h-not-power-of-two", 2, "power of two"),
+        ("offset-not-below-h", 2, "offset"),
+        ("missing-direction", 2, "directions"),
+        ("claim-by-lower-bound", 2, "upper bound"),
+        ("refutation-by-upper-bound", 2, "lower bound"),
+        ("prune-bits", 2, "prune_floor_bits"),
+        ("orders-too", 2, "no orders"),
         ("too-many-cells", 2, "cells"),
-        ("coarse-refutation", 1, "refuted"),
+        ("coarse-refutation", 1, "not proved by pld-lower"),
         ("tighter-claim", 1, "refuted"),
     ],
 )
@@ -320,8 +328,8 @@ def test_pld_tampering_is_caught_by_the_reading_or_the_recomputation(
     what: str, code: int, words: str, signed: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Re-digested (unsigned) PLD certificates with a lattice the verifier cannot validate, a method
-    that does not fit the relation, or a claim the recomputation does not prove: each is refused
-    (exit 1; a file beyond the work limits exit 2) with the field named."""
+    that does not fit the relation (exit 2: schema-invalid), a file beyond the work limits (exit 2), or a
+    claim the recomputation does not prove (exit 1): each is refused with the field named."""
     doc = json.loads(signed["pld"].read_text())
     _pld_tamper(doc, what)
     bad = tmp_path / "t.json"
@@ -338,9 +346,9 @@ def test_a_failed_invariant_in_the_recomputation_is_a_one_line_rejection(
     line naming the error class, never a traceback and never an acceptance."""
     import certdp.cert.verify as verify_module
 
-    def broken(check: object) -> object:
+    def broken(check: object, end: object) -> object:
         raise AssertionError("cell fractions exceed 1")
 
-    monkeypatch.setattr(verify_module, "recompute", broken)
+    monkeypatch.setattr(verify_module, "prove_end", broken)
     code, out = verify(signed["pld"], capsys)
     assert code == 1 and "recomputation failed (AssertionError)" in out

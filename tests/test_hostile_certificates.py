@@ -1,5 +1,5 @@
 """Hostile certificates (issue 12): every file built by tests/hostile_certificates.py is rejected
-with exit 1 (invalid) or 2 (refused: over a work limit, or bad input) and a one-line reason,
+with exit 2 (malformed, or refused: over a work limit) or 1 (a claim or number that does not hold) and a one-line reason,
 never a traceback; the two valid base files verify. Plus: the untrusted-signer report, /dev/zero,
 a broken pipe, and key files that are not keys."""
 
@@ -63,7 +63,7 @@ def test_forged_files_are_rejected_for_the_reason_they_were_built(
         "duplicate_signature_key": "duplicate key",
         "forged_cap_not_multiple_of_h": "multiple of h",
         "nested_brackets": "nesting depth",
-        "too_large": "exceeds the verifier limit",
+        "too_large": "is larger than the limit of 1048576 bytes",
         "cap_many_cells": "step cells",
         "small_sigma_full_length_products": "estimated memory",
         "orders_many": "exceeds the verifier limit",
@@ -123,7 +123,7 @@ def test_dev_zero_stops_at_the_size_limit(capsys: pytest.CaptureFixture[str]) ->
     if not Path("/dev/zero").exists():
         pytest.skip("no /dev/zero")
     code, _, err = _verify("/dev/zero", capsys, "--allow-untrusted")
-    assert code == 2 and "exceeds the verifier limit" in err
+    assert code == 2 and "certificate=/dev/zero is not a regular file" in err
 
 
 def test_a_broken_pipe_gives_no_traceback(hostile: list) -> None:

@@ -23,7 +23,8 @@ from fractions import Fraction
 from typing import Any
 
 from certdp.cert import limits as L
-from certdp.errors import CertificateInvalid
+from certdp.errors import CertificateMalformed, PrecisionExhausted
+from certdp.pairs.params import exact_str
 
 _DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 _COUNT = re.compile(r"^[1-9][0-9]{0,15}$")
@@ -31,15 +32,15 @@ TV_SIDE = {"<=": "lattice-upper", ">": "lattice-lower"}
 PLD_SIDE = {"<=": "pld-upper", ">": "pld-lower"}
 
 
-def bad(where: str, message: str) -> CertificateInvalid:
-    """Contract: the one-line CertificateInvalid ``field WHERE: MESSAGE``."""
-    return CertificateInvalid(f"field {where}: {message}")
+def bad(where: str, message: str) -> CertificateMalformed:
+    """Contract: the one-line CertificateMalformed ``field WHERE: MESSAGE``."""
+    return CertificateMalformed(f"field {where}: {message}")
 
 
 def decimal(where: str, text: object) -> Fraction:
     """Exact value of a decimal string, within the length and exponent limits.
 
-    Contract: Fraction(text) exactly; CertificateInvalid if not a decimal string, LimitExceeded
+    Contract: Fraction(text) exactly; CertificateMalformed if not a decimal string, LimitExceeded
     if longer than MAX_DECIMAL_CHARS or with |exponent| > MAX_DECIMAL_EXPONENT.
     """
     if isinstance(text, str) and len(text) > L.MAX_DECIMAL_CHARS:
@@ -59,14 +60,16 @@ MAX_DYADIC_EXPONENT = 10_000
 def dyadic(where: str, pair: list[Any]) -> Fraction:
     """The exact value m 2^e of a recorded dyadic end [m, e], within the decimal limits.
 
-    Contract: returns m 2^e, or raises CertificateInvalid when m has more than
+    Contract: returns m 2^e, or raises CertificateMalformed when m has more than
     MAX_DECIMAL_CHARS characters or |e| > MAX_DYADIC_EXPONENT (both far beyond what certdp writes).
     """
     mantissa, exponent = pair
     if len(mantissa) > L.MAX_DECIMAL_CHARS:
-        raise CertificateInvalid(f"field {where}: mantissa of {len(mantissa)} characters exceeds {L.MAX_DECIMAL_CHARS}")
+        raise CertificateMalformed(
+            f"field {where}: mantissa of {len(mantissa)} characters exceeds {L.MAX_DECIMAL_CHARS}"
+        )
     if type(exponent) is not int or abs(exponent) > MAX_DYADIC_EXPONENT:
-        raise CertificateInvalid(f"field {where}: exponent {exponent} must be an integer in +-{MAX_DYADIC_EXPONENT}")
+        raise CertificateMalformed(f"field {where}: exponent {exponent} must be an integer in +-{MAX_DYADIC_EXPONENT}")
     return Fraction(int(mantissa)) * Fraction(2) ** exponent
 
 
@@ -121,7 +124,7 @@ class Mechanism:
 
 def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
     """Contract: exact, range-checked parameters of a random-allocation or subsampled-gaussian
-    mechanism; unknown, missing or extra parameters are CertificateInvalid."""
+    mechanism; unknown, missing or extra parameters are CertificateMalformed."""
     name, params = mech["name"], mech["params"]
     want = {"random-allocation": {"steps", "epochs", "sigma"}, "subsampled-gaussian": {"q", "sigma", "direction"}}[name]
     if set(params) != want:
@@ -140,6 +143,27 @@ def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
         raise bad(f"{where}/params/direction", f"{params['direction']!r} must be remove, add or both")
     steps = count(f"{where}/steps", mech.get("steps", 1), L.MAX_SG_STEPS)
     return Mechanism(name, {"q": q, "sigma": sigma, "direction": params["direction"]}, steps)
+
+
+def describe(raw: dict[str, Any], mech: Mechanism) -> str:
+    """What a check is about, for reports.
+
+    Contract: the mechanism, its parameters, steps and delta with every number in one canonical
+    decimal form (``q=0.05``, never ``5e-2`` in one check and ``0.050`` in the other).
+    """
+    params = ", ".join(
+        f"{k}={v if isinstance(v, str) else exact_str(v)}" for k, v in sorted(mech.params.items(), key=_param_order)
+    )
+    of = f"{mech.name}({params})"
+    if mech.name == "subsampled-gaussian":
+        of += f" x {mech.steps} steps"
+    if "delta" in raw:
+        of += f", delta={exact_str(Fraction(raw['delta']))}"
+    return of
+
+
+def _param_order(item: tuple[str, Any]) -> int:
+    return ("q", "steps", "epochs", "sigma", "direction").index(item[0])
 
 
 @dataclass(frozen=True)
@@ -206,21 +230,52 @@ def _orders(where: str, orders: list[int], prec: int) -> tuple[int, ...]:
     return tuple(orders)
 
 
+#: the result fields a check of each relation records (format v2): the proved end, exactly, and
+#: optionally the other end named for its status and the calibrator's time
+RESULT_FIELDS = {
+    "<=": ({"upper", "upper_dyadic"}, {"lower_unverified", "seconds"}),
+    ">": ({"lower", "lower_dyadic"}, {"upper_unverified", "seconds"}),
+}
+
+
+def result_shape(where: str, result: dict[str, Any], relation: str) -> None:
+    """Contract: returns only if ``result`` holds the proved end of ``relation`` (upper and
+    upper_dyadic for ``<=``, lower and lower_dyadic for ``>``) and otherwise only the other end
+    named ``*_unverified`` and ``seconds``; CertificateMalformed naming the field otherwise."""
+    need, may = RESULT_FIELDS[relation]
+    missing, extra = sorted(need - set(result)), sorted(set(result) - need - may)
+    if missing or extra:
+        side = "an upper" if relation == "<=" else "a lower"
+        what = f"lacks {', '.join(missing)}" if missing else f"has {', '.join(extra)}"
+        raise bad(
+            f"{where}/result",
+            f"{what}: a {relation} check records only {side} end, the one certdp verify proves "
+            f"({' and '.join(sorted(need))}; the other end only as *_unverified)",
+        )
+
+
 def check(where: str, raw: dict[str, Any]) -> Check:
     """Validate one check (claim or refutation) exactly, before any recomputation.
 
     Contract: returns only if the method fits the quantity, the mechanism and the relation (TV:
     ``<=`` by lattice-upper, ``>`` by lattice-lower; epsilon: rdp-orders with a delta), every
     number is exact and within certdp.cert.limits and the grid has the shape the lattice bound
-    of certdp.notions.tv_certified needs; raises CertificateInvalid or LimitExceeded otherwise.
+    of certdp.notions.tv_certified needs; raises CertificateMalformed or LimitExceeded otherwise.
     """
     mech = mechanism(f"{where}/mechanism", raw["mechanism"])
+    result_shape(where, raw["result"], raw["relation"])
     method = raw["method"]
     quantity, relation, name = raw["quantity"], raw["relation"], method["name"]
     threshold = decimal(f"{where}/threshold", raw["threshold"])
     prec = method["prec_bits"]
     if type(prec) is not int:
         raise bad(f"{where}/method/prec_bits", f"{prec} must be a JSON integer")
+    least = L.MIN_CHECK_PREC.get(name)
+    if least is not None and prec < least:
+        raise PrecisionExhausted(
+            f"field {where}/method/prec_bits: prec_bits={prec} is too small for {name} (at least {least} bits): "
+            "precision exhausted"
+        )
     if quantity == "tv":
         if mech.name != "random-allocation" or name not in TV_SIDE.values():
             raise bad(f"{where}/method/name", f"tv of {mech.name} cannot be proved by {name}")
@@ -273,7 +328,7 @@ def _pld_check(
     if delta == 1:
         raise bad(f"{where}/delta", "1 must be < 1")
     _in_range(f"{where}/threshold", threshold, Fraction(0), Fraction(10**6), True)
-    _json_int(f"{where}/method/prec_bits", prec, L.MIN_PLD_PREC, L.MAX_PLD_PREC)
+    L.at_most(f"{where}/method/prec_bits", prec, L.MAX_PLD_PREC)
     bits = _json_int(f"{where}/method/prune_floor_bits", method["prune_floor_bits"], L.MIN_PRUNE_BITS, L.MAX_PRUNE_BITS)
     L.at_most(f"{where}/mechanism/steps", mech.steps, L.MAX_PLD_STEPS)
     d = mech.params["direction"]

@@ -17,15 +17,19 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from certdp.cert.strict_json import read_capped
-from certdp.errors import CertificateInvalid, InvalidArgument, fmt_value
+from certdp.errors import CertificateInvalid, CertificateMalformed, InvalidArgument, fmt_value
 
 
 def canonical_bytes(body: dict[str, Any]) -> bytes:
     """RFC 8785 canonical JSON of the body: what the digest and the signature cover.
 
-    Contract: RFC 8785 (JCS) bytes: equal bodies give equal bytes.
+    Contract: RFC 8785 (JCS) bytes: equal bodies give equal bytes; a body JCS cannot represent (a
+    lone surrogate such as "\\ud800", an integer beyond 2^53) raises CertificateMalformed (one line).
     """
-    return rfc8785.dumps(body)
+    try:
+        return rfc8785.dumps(body)
+    except (ValueError, TypeError) as exc:  # rfc8785.CanonicalizationError is a ValueError
+        raise CertificateMalformed(f"field body: cannot be canonicalized ({exc.__class__.__name__})") from None
 
 
 def digest_hex(body: dict[str, Any]) -> str:
@@ -81,7 +85,9 @@ def keygen(out: Path) -> tuple[Path, Path]:
                 if os.path.samestat(os.lstat(out), placed):
                     os.unlink(out)
             raise
-    except OSError as exc:
+    except InvalidArgument:
+        raise
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte or a lone surrogate in the name
         raise InvalidArgument(f"out={fmt_value(str(out))} cannot be written ({exc.__class__.__name__})") from None
     return out, pub
 
@@ -256,7 +262,7 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
     """
     try:
         fd, tmp = _temp_beside(path, mode)
-    except OSError as exc:  # read-only or missing folder, /dev/fd/N: one line, not a traceback
+    except (OSError, ValueError) as exc:  # read-only or missing folder, /dev/fd/N, a NUL: one line
         raise InvalidArgument(f"out={fmt_value(str(path))} cannot be written ({exc.__class__.__name__})") from None
     try:
         _write_all(fd, data)

@@ -110,6 +110,16 @@ MIN_PLD_H = Fraction(1, 1 << 16)
 MAX_PLD_H = Fraction(1, 1 << 4)
 PLD_OFFSET_BITS = 40  # the offset is a multiple of h 2^-40
 MIN_PLD_PREC, MAX_PLD_PREC = 64, 128
+#: the least recorded precision each method's recomputation runs at: below it the enclosure code
+#: cannot even represent the inputs exactly (an RDP check at 16 bits), so such a check is
+#: "precision exhausted" (exit 3), not malformed
+MIN_CHECK_PREC = {
+    "rdp-orders": 53,
+    "lattice-upper": 53,
+    "lattice-lower": 53,
+    "pld-upper": MIN_PLD_PREC,
+    "pld-lower": MIN_PLD_PREC,
+}
 MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
 MAX_PLD_STEPS = 10**6  # certdp.notions.pld.MAX_STEPS: the products are capped by MAX_PLD_PRODUCT
 MAX_PLD_PRODUCT = 1 << 20

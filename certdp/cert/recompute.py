@@ -2,6 +2,9 @@
 the certified TV lattice bounds, the RDP conversion over recorded orders, or the PLD lattice
 bounds on recorded lattices. Part of the verifier: it imports the enclosure core, the pairs and
 the notions a check names, never calibration or search code.
+
+:func:`prove_end` decides whether the ONE number a check records (format v2: the upper end of a
+``<=`` check, the lower end of a ``>`` check) is proved by the check's method.
 """
 
 from __future__ import annotations
@@ -11,65 +14,88 @@ from fractions import Fraction
 
 from certdp.cert.checks import Check
 from certdp.cert.limits import MAX_PLD_PRODUCT, MAX_RDP_PREC
-from certdp.enclose import Enclosure, Target, workprec
-from certdp.pairs.params import decimal_str
+from certdp.enclose import Enclosure, Target, to_ball, workprec
 
 
 @dataclass(frozen=True)
-class Recomputed:
-    """Proved bounds of the checked quantity: lower <= value <= upper, where a side that was not
-    computed is None (a PLD claim needs only the upper side, a PLD refutation the lower)."""
+class EndProof:
+    """Whether a recorded end is proved: ``status`` is "proved", "false" (the method's bound lies
+    beyond it: the recorded number is not what the method proves) or "undecided" (the recomputed
+    ball straddles it at this precision); ``recomputed`` says what was recomputed, in words."""
 
-    lower: Fraction | None
-    upper: Fraction | None
-    shown_lower: str
-    shown_upper: str
-
-    @staticmethod
-    def of(enc: Enclosure) -> Recomputed:
-        """Contract: the two ends of ``enc`` (decimals rounded outward)."""
-        return Recomputed(enc.lower, enc.upper, enc.lower_str(), enc.upper_str())
+    status: str
+    recomputed: str
 
 
-def recompute(check: Check) -> Recomputed:
-    """Contract: lower <= the checked quantity <= upper (the ends that are not None), each proved
-    by the certified code of the check's method on its recorded grid, orders or lattices."""
-    params = check.mechanism.params
+def prove_end(check: Check, end: Fraction) -> EndProof:
+    """Decide whether the recorded end ``end`` of ``check`` is proved by its method.
+
+    Contract: status "proved" only if the checked quantity is <= ``end`` (relation ``<=``: the
+    upper end) or >= ``end`` (relation ``>``: the lower end), proved by the certified code of the
+    check's method on its recorded grid, orders or lattices; PLD checks are decided exactly at
+    ``end`` (delta_upper(end) <= delta for every direction, or delta_lower(end) > delta for one).
+    """
     if check.lattices is not None:
-        return _pld(check)
+        return _pld(check, end)
+    enc = _enclosure(check)
+    if check.relation == "<=":
+        if enc.upper <= end:
+            return EndProof("proved", f"recomputed upper {enc.upper_str()} <= recorded upper")
+        status = "false" if enc.lower > end else "undecided"
+        return EndProof(status, f"recomputed [{enc.lower_str()}, {enc.upper_str()}] is not below the recorded upper")
+    if enc.lower >= end:
+        return EndProof("proved", f"recomputed lower {enc.lower_str()} >= recorded lower")
+    status = "false" if enc.upper < end else "undecided"
+    return EndProof(status, f"recomputed [{enc.lower_str()}, {enc.upper_str()}] is not above the recorded lower")
+
+
+def _enclosure(check: Check) -> Enclosure:
+    """The recomputed bound of a TV (lattice) or RDP check: the lattice upper or lower bound of
+    TV (a ball around the bound) or the enclosure of the RDP-conversion epsilon."""
+    params = check.mechanism.params
     if check.grid is not None:
         from certdp.notions.tv_certified import LatticeGrid, tv_bound
         from certdp.pairs import RandomAllocation
 
         grid = LatticeGrid(**check.grid, prec=check.prec_bits)
         pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
-        return Recomputed.of(tv_bound(pair, grid, "upper" if check.method == "lattice-upper" else "lower").bound)
+        return tv_bound(pair, grid, "upper" if check.method == "lattice-upper" else "lower").bound
     from certdp.notions.eps_delta import epsilon
     from certdp.pairs import SubsampledGaussian, compose
 
     pair = compose(SubsampledGaussian(params["q"], params["sigma"], params["direction"]), check.mechanism.steps)
-    # the verifier only needs to decide the relation: at most two doublings of the recorded precision
+    # the verifier only needs to decide the recorded end: at most two doublings of the recorded precision
     top = min(4 * check.prec_bits, MAX_RDP_PREC)
     target = Target(rel_tol=1e-12, abs_tol=1e-30, start_prec=check.prec_bits, max_prec=max(top, check.prec_bits))
-    return Recomputed.of(epsilon(pair, check.delta, orders=list(check.orders or ()), target=target).enclosure)
+    return epsilon(pair, check.delta, orders=list(check.orders or ()), target=target).enclosure
 
 
-def _pld(check: Check) -> Recomputed:
-    """The max over the recorded directions of eps_upper (pld-upper) or eps_lower (pld-lower):
-    for the max over directions, every direction's upper bounds it from above, and any one
-    direction's lower bounds it from below."""
+def _pld(check: Check, end: Fraction) -> EndProof:
+    """pld-upper: the mechanism is (end, delta)-DP iff every direction is, so each direction's
+    delta_upper(end) must be <= delta; pld-lower: eps(delta) > end as soon as one direction's
+    delta_lower(end) > delta (delta_n is nonincreasing in eps)."""
     from certdp.notions.pld import LatticeBounds, LossLattice
     from certdp.pairs import SubsampledGaussian
 
     assert check.lattices is not None and check.prune_bits is not None and check.delta is not None
     params, side = check.mechanism.params, "upper" if check.method == "pld-upper" else "lower"
-    values = []
+    shown: list[str] = []
     with workprec(check.prec_bits):
+        d = to_ball(check.delta)
         for direction, (h, offset, lo, hi) in sorted(check.lattices.items()):
             pair = SubsampledGaussian(params["q"], params["sigma"], direction)
             floor = Fraction(1, 2**check.prune_bits)
             bounds = LatticeBounds(pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT)
-            values.append(bounds.eps(side, check.delta))
-    best = max(values)
-    shown = decimal_str(best, "epsilon")
-    return Recomputed(None, best, "", shown) if side == "upper" else Recomputed(best, None, shown, "")
+            ball = bounds.delta(side, end)
+            enc = Enclosure.from_ball(ball, check.prec_bits)
+            if side == "upper":
+                shown.append(f"delta_upper {enc.upper_str()} ({direction})")
+                if not bool(ball <= d):
+                    return EndProof("false", f"{shown[-1]} at the recorded upper is not <= delta")
+            else:
+                shown.append(f"delta_lower {enc.lower_str()} ({direction})")
+                if bool(ball > d):
+                    return EndProof("proved", f"{shown[-1]} at the recorded lower is > delta")
+    if side == "upper":
+        return EndProof("proved", f"{', '.join(shown)} at the recorded upper: <= delta")
+    return EndProof("false", f"{', '.join(shown)} at the recorded lower: none is > delta")

@@ -14,7 +14,7 @@ from typing import Any
 
 from certdp import fileio
 from certdp.cert.limits import MAX_ABS_INT, MAX_DEPTH, MAX_FILE_BYTES, refuse
-from certdp.errors import CertificateInvalid
+from certdp.errors import CertificateMalformed
 
 
 def read_capped(path: str | Path, what: str = "certificate", limit: int = MAX_FILE_BYTES) -> bytes:
@@ -45,7 +45,7 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
-            raise CertificateInvalid(f"field {key[:40]}: duplicate key (two readers could see two different values)")
+            raise CertificateMalformed(f"field {key[:40]}: duplicate key (two readers could see two different values)")
         out[key] = value
     return out
 
@@ -53,26 +53,26 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def _int(text: str) -> int:
     # digits first: int() of a 100,000-digit string is quadratic (and refused by Python >= 3.11)
     if len(text.lstrip("-")) > len(str(MAX_ABS_INT)) or abs(int(text)) > MAX_ABS_INT:
-        raise CertificateInvalid(f"integer {text[:24]}{'...' if len(text) > 24 else ''} is not an exact JSON number")
+        raise CertificateMalformed(f"integer {text[:24]}{'...' if len(text) > 24 else ''} is not an exact JSON number")
     return int(text)
 
 
 def _float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise CertificateInvalid(f"number {text[:24]} is not finite")
+        raise CertificateMalformed(f"number {text[:24]} is not finite")
     return value
 
 
 def _constant(text: str) -> None:
-    raise CertificateInvalid(f"number {text} is not valid JSON")
+    raise CertificateMalformed(f"number {text} is not valid JSON")
 
 
 def loads_strict(data: bytes) -> Any:
     """Parse certificate bytes: UTF-8 JSON with unique keys, finite numbers, integers below 2^53
     and nesting depth <= MAX_DEPTH.
 
-    Contract: returns the parsed document, or raises CertificateInvalid (malformed) or
+    Contract: returns the parsed document, or raises CertificateMalformed (malformed) or
     LimitExceeded (too large or too deep) with a one-line reason; never a traceback.
     """
     if len(data) > MAX_FILE_BYTES:
@@ -80,7 +80,7 @@ def loads_strict(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        raise CertificateInvalid("field (document): not UTF-8 text") from None
+        raise CertificateMalformed("field (document): not UTF-8 text") from None
     try:
         doc = json.loads(
             text,
@@ -92,7 +92,7 @@ def loads_strict(data: bytes) -> Any:
     except RecursionError:  # the C parser counts its recursion: deep nesting stops here, cleanly
         raise refuse("nesting depth", "1000+", f"of {MAX_DEPTH}") from None
     except json.JSONDecodeError as exc:
-        raise CertificateInvalid(f"field (document): not valid JSON ({exc.__class__.__name__})") from None
+        raise CertificateMalformed(f"field (document): not valid JSON ({exc.__class__.__name__})") from None
     deepest = _depth(doc)
     if deepest > MAX_DEPTH:
         raise refuse("nesting depth", deepest, f"of {MAX_DEPTH}")

@@ -1,28 +1,33 @@
 """The certificate verifier: small on purpose (imports the core, the pairs and notions a claim
-names through certdp.cert.recompute, and the schema; never calibration, search heuristics or
-adapters).
+names through certdp.cert.recompute, and the schema; never calibration, search or adapters).
 
-verify_document(doc) checks, in order: the schema, the digest of the canonical body, the
-signature (and the pinned public key, if given), then reads every check exactly and checks
-that it is well formed and within the work limits (certdp.cert.checks, certdp.cert.limits),
-then RECOMPUTES every check (claim and refutation) from its recorded mechanism, method, grid or
-orders and precision, with the enclosure code, and checks that the recomputed enclosure proves
-it. Recorded numbers are never reused; they must merely be consistent with the recomputation.
-Files are parsed strictly (certdp.cert.strict_json): duplicate keys, NaN, huge integers and deep
-nesting are refused.
-"""
+verify_document(doc) checks the schema, the digest of the canonical body and the signature, reads
+every check exactly within the work limits (certdp.cert.checks, certdp.cert.limits), then
+RECOMPUTES every check and proves the one number format v2 records per check, the end that decides
+its relation (certdp.cert.recompute.prove_end); the report lists the numbers rechecked and the
+informative ones not. Files are parsed strictly (certdp.cert.strict_json)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from certdp.cert.checks import Check, claim_and_refutation, decimal, dyadic
+from certdp.cert.checks import Check, claim_and_refutation, decimal, describe, dyadic
 from certdp.cert.crypto import check_signature, digest_hex
-from certdp.cert.recompute import recompute
+from certdp.cert.recompute import prove_end
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict
-from certdp.errors import CertdpError, CertificateInvalid, LimitExceeded
+from certdp.errors import (
+    BudgetExhausted,
+    CertdpError,
+    CertificateInvalid,
+    CertificateMalformed,
+    InvalidArgument,
+    LimitExceeded,
+    PrecisionExhausted,
+    Undecided,
+)
+from certdp.pairs.params import exact_str
 
 
 @dataclass(frozen=True)
@@ -33,14 +38,43 @@ class VerifyReport:
     status: str
     signed_by: str | None
     signer_trusted: bool
-    checks: list[dict[str, str]]
+    checks: list[dict[str, Any]]
 
 
-def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
+def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, Any]:
+    """Prove the one end the check records (format v2) and that it decides the relation."""
+    rec, where = raw["result"], f"body/{name}/result"
+    side = "upper" if check.relation == "<=" else "lower"
+    shown = decimal(f"{where}/{side}", rec[side])
+    end = dyadic(f"{where}/{side}_dyadic", rec[f"{side}_dyadic"])
+    unverified = sorted(k for k in rec if k not in (side, f"{side}_dyadic"))
+    for key in unverified:
+        if key.endswith("_unverified"):
+            decimal(f"{where}/{key}", rec[key])  # read (a decimal within the limits), never trusted
+    # the decimal is the dyadic end rounded outward: both recorded numbers are proved, or neither
+    if (side == "upper" and shown < end) or (side == "lower" and shown > end):
+        raise CertificateInvalid(
+            f"field {where}/{side}: {rec[side]} is not {side}_dyadic rounded outward ({exact_str(end)})"
+        )
+    if end < 0:  # tv and epsilon are >= 0: a negative end is no number certdp writes
+        raise CertificateMalformed(f"field {where}/{side}_dyadic: {exact_str(end)} must be >= 0")
+    threshold = exact_str(check.threshold)
+    # the decimal decides the relation, hence so does its dyadic end (rounded outward from it)
+    if not (shown <= check.threshold if side == "upper" else shown > check.threshold):
+        raise CertificateInvalid(
+            f"field {where}/{side}: refuted: the recorded {side} end {rec[side]} does not prove "
+            f"{check.quantity} {check.relation} {threshold}"
+        )
     try:
-        enc = recompute(check)
-    except (CertificateInvalid, LimitExceeded):
+        proof = prove_end(check, end)
+    except (CertificateInvalid, LimitExceeded, PrecisionExhausted, Undecided, BudgetExhausted):
         raise
+    except InvalidArgument as exc:
+        # inputs were validated above: the enclosure code refusing them at the recorded precision
+        # means that precision cannot carry the check
+        raise PrecisionExhausted(
+            f"field body/{name}/method/prec_bits: recomputation failed at prec_bits={check.prec_bits}: {exc}"
+        ) from None
     except CertdpError as exc:
         raise CertificateInvalid(f"field body/{name}: recomputation failed: {exc}") from None
     except (ArithmeticError, ValueError, IndexError, MemoryError, AssertionError) as exc:
@@ -48,43 +82,27 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, str]:
         # rejected, never accepted and never a traceback (the error class names the bug to fix; an
         # AssertionError is a construction invariant of the lattice bounds that failed)
         raise CertificateInvalid(f"field body/{name}: recomputation failed ({exc.__class__.__name__})") from None
-    if check.relation == "<=":
-        holds, shown = enc.upper is not None and enc.upper <= check.threshold, enc.shown_upper
-    else:
-        holds, shown = enc.lower is not None and enc.lower > check.threshold, enc.shown_lower
-    if not holds:
-        raise CertificateInvalid(
-            f"field body/{name}/threshold: refuted: recomputed {check.quantity} bound {shown} "
-            f"does not prove {check.relation} {raw['threshold']}"
+    if proof.status == "undecided":
+        raise Undecided(
+            f"field {where}/{side}: {rec[side]} is undecided at prec_bits={check.prec_bits}: {proof.recomputed}"
         )
-    rec = raw["result"]
-    low = decimal(f"body/{name}/result/lower", rec["lower"])
-    up = decimal(f"body/{name}/result/upper", rec["upper"])
-    low_d = dyadic(f"body/{name}/result/lower_dyadic", rec["lower_dyadic"])
-    up_d = dyadic(f"body/{name}/result/upper_dyadic", rec["upper_dyadic"])
-    # the decimals are the dyadic ends rounded outward: every recorded number is checked, none shown unchecked
-    if not low <= low_d <= up_d <= up:
+    if proof.status != "proved":
         raise CertificateInvalid(
-            f"field body/{name}/result: the recorded ends are inconsistent (need lower <= lower_dyadic <= "
-            "upper_dyadic <= upper)"
+            f"field {where}/{side}: the recorded {side} end {rec[side]} is not proved by {check.method}: "
+            f"{proof.recomputed}"
         )
-    if (enc.upper is not None and enc.upper < low_d) or (enc.lower is not None and enc.lower > up_d):
-        got = f"[{enc.shown_lower or '-'}, {enc.shown_upper or '-'}]"
-        raise CertificateInvalid(f"field body/{name}/result: recorded bounds disagree with the recomputation {got}")
-    params = ", ".join(f"{k}={v}" for k, v in raw["mechanism"]["params"].items())
-    of = f"{raw['mechanism']['name']}({params})"
-    if "steps" in raw["mechanism"]:
-        of += f" x {raw['mechanism']['steps']} steps"
-    if "delta" in raw:
-        of += f", delta={raw['delta']}"
     return {
         "check": name,
         "quantity": check.quantity,
         "relation": check.relation,
-        "threshold": raw["threshold"],
-        "of": of,  # what was proved about: the recorded mechanism and parameters, as written
+        "threshold": threshold,
+        "of": describe(raw, check.mechanism),
         "method": check.method,
-        "recomputed": shown,
+        "recorded": {side: exact_str(shown)},
+        "recomputed": proof.recomputed,
+        # every number of the result that was proved, and every one that was not
+        "rechecked": [f"result/{side}", f"result/{side}_dyadic", "threshold"],
+        "not_rechecked": [f"result/{k}" for k in unverified],
         "means": _MEANS.get((check.method, check.relation), ""),
     }
 
@@ -117,7 +135,7 @@ def _no_control_characters(doc: Any) -> None:
         elif isinstance(node, list):
             stack.extend((f"{where}/{i}", v) for i, v in enumerate(node))
         elif isinstance(node, str) and any(ord(ch) < 32 or ord(ch) == 127 for ch in node):
-            raise CertificateInvalid(f"field {where}: contains a control character")
+            raise CertificateMalformed(f"field {where}: contains a control character")
 
 
 def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
@@ -129,10 +147,7 @@ def check_integrity(doc: Any, pubkey_b64: str | None = None) -> str | None:
     validate(doc)
     _no_control_characters(doc)
     body = doc["body"]
-    try:
-        digest = digest_hex(body)
-    except ValueError as exc:  # rfc8785: a value JSON canonicalization cannot represent
-        raise CertificateInvalid(f"field body: cannot be canonicalized ({exc})") from None
+    digest = digest_hex(body)  # CertificateMalformed for a body JCS cannot represent
     if digest != doc["digest"]["value"]:
         raise CertificateInvalid("field digest/value: does not match the canonical body (tampered?)")
     sig = doc["signature"]
@@ -151,10 +166,14 @@ def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
 
     Contract: returns only if the integrity checks pass, every check is well formed and within
     certdp.cert.limits (certdp.cert.checks: the method fits the quantity and the relation, the
-    refutation sits one step below the claim) and every recomputed check proves its claim;
-    otherwise raises CertificateInvalid naming the first failing field (LimitExceeded for a file
-    outside the limits, refused before any recomputation). ``signer_trusted`` is True only when
-    ``pubkey_b64`` was given (and then it signed the file).
+    refutation sits one step below the claim) and, for every check, the one recorded end (upper for
+    ``<=``, lower for ``>``) decides the relation and is proved by the recomputation; otherwise
+    raises, naming the first failing field: CertificateMalformed (unparseable or schema-invalid,
+    exit 2), LimitExceeded (outside the limits, refused before any recomputation, exit 2),
+    CertificateInvalid (digest, signature, claim or recorded end that does not hold, exit 1),
+    PrecisionExhausted or Undecided (prec_bits too small, or the recorded end undecided at the
+    verifier's precision, exit 3). ``signer_trusted`` is True only when ``pubkey_b64`` was given
+    (and then it signed the file).
     """
     signer = check_integrity(doc, pubkey_b64)
     body = doc["body"]
@@ -163,7 +182,7 @@ def verify_document(doc: Any, pubkey_b64: str | None = None) -> VerifyReport:
     except (ArithmeticError, ValueError) as exc:
         if isinstance(exc, CertdpError):
             raise
-        raise CertificateInvalid(f"field body: cannot be read ({exc.__class__.__name__})") from None
+        raise CertificateMalformed(f"field body: cannot be read ({exc.__class__.__name__})") from None
     checks = [_check("claim", claim, body["claim"])]
     if refutation is not None:
         checks.append(_check("refutation", refutation, body["refutation"]))

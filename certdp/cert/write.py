@@ -26,10 +26,21 @@ def exact_float(x: float) -> str:
     return format(Decimal(x), "f")
 
 
-def result_record(enc: Enclosure, seconds: float | None = None) -> dict[str, Any]:
-    """Contract: decimals rounded outward and the exact dyadic ends of ``enc``."""
+def result_record(
+    enc: Enclosure, relation: str, seconds: float | None = None, other_end: bool = False
+) -> dict[str, Any]:
+    """The ``result`` of a check: only the end the verifier proves (format v2, docs/certificates.md).
+
+    Contract: for ``<=`` the upper end of ``enc`` (``upper`` rounded up and ``upper_dyadic``
+    exact), for ``>`` the lower end (``lower`` rounded down, ``lower_dyadic``); with
+    ``other_end`` the other end as ``lower_unverified`` / ``upper_unverified`` (informative: the
+    verifier does not check it); ``seconds`` informative.
+    """
     d = enc.to_dict()
-    out: dict[str, Any] = {k: d[k] for k in ("lower", "upper", "lower_dyadic", "upper_dyadic")}
+    side, other = ("upper", "lower") if relation == "<=" else ("lower", "upper")
+    out: dict[str, Any] = {side: d[side], f"{side}_dyadic": d[f"{side}_dyadic"]}
+    if other_end:
+        out[f"{other}_unverified"] = d[other]
     if seconds is not None:
         out["seconds"] = round(seconds, 3)
     return out
@@ -59,7 +70,8 @@ def tv_check(
             "prec_bits": grid.prec,
             "grid": {k: exact_float(v) for k, v in grid.to_dict().items() if k != "prec"},
         },
-        "result": result_record(enc, seconds),
+        # the ball's other end bounds the lattice bound, not tv: never recorded
+        "result": result_record(enc, relation, seconds),
     }
 
 
@@ -73,6 +85,7 @@ def _sg_eps_check(
     threshold: Fraction,
     method: dict[str, Any],
     enc: Enclosure,
+    other_end: bool = True,
 ) -> dict[str, Any]:
     """An epsilon check of the composed subsampled Gaussian proved by ``method``."""
     return {
@@ -86,7 +99,7 @@ def _sg_eps_check(
         "threshold": decimal_str(threshold, "threshold"),
         "delta": decimal_str(delta, "delta"),
         "method": method,
-        "result": result_record(enc),
+        "result": result_record(enc, relation, other_end=other_end),
     }
 
 
@@ -103,7 +116,8 @@ def eps_check(
 ) -> dict[str, Any]:
     """Contract: a check that the verifier recomputes with epsilon over ``orders``."""
     method = {"name": "rdp-orders", "prec_bits": enc.prec_bits, "orders": orders}
-    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc)
+    # the other end of the RDP-conversion enclosure is no bound on epsilon: never recorded
+    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc, False)
 
 
 def pld_check(
@@ -118,10 +132,11 @@ def pld_check(
     prec_bits: int,
     prune_bits: int,
     enc: Enclosure,
+    other_end: bool = True,
 ) -> dict[str, Any]:
     """Contract: a check that the verifier recomputes with the PLD lattice bounds on ``lattices``
     (per direction: h, offset as exact decimals, lo and hi as integers): pld-upper for ``<=``,
-    pld-lower for ``>``."""
+    pld-lower for ``>``; ``other_end``: record enc's other end as ``*_unverified``."""
     method = {
         "name": "pld-upper" if relation == "<=" else "pld-lower",
         "prec_bits": prec_bits,
@@ -136,7 +151,7 @@ def pld_check(
             for d, v in lattices.items()
         },
     }
-    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc)
+    return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc, other_end)
 
 
 def make_body(

@@ -1,6 +1,7 @@
 """Command-line interface: ``certdp <command> <mechanism> --param value ... [--json]``.
 
-Exit codes: 0 ok; 1 a check failed or was refuted; 2 bad usage or input; 3 precision exhausted
+Exit codes: 0 ok; 1 a check, digest, signature or claim that does not hold; 2 unparseable or
+schema-invalid input (bad usage, a malformed file or certificate, a limit); 3 precision exhausted
 or undecided. Errors are one line on stderr.
 
 Only the parser is imported up front: ``certdp --version`` and ``--help`` load neither flint nor
@@ -39,7 +40,11 @@ def main(argv: Sequence[str] | None = None, out: Callable[[str], object] = print
     except CertdpError as exc:
         sys.stderr.write(f"certdp: error: {exc}\n")
         return exit_code(exc)
-    out(json.dumps(rec) if args.json else render(rec))
+    text = json.dumps(rec) if args.json else render(rec)
+    try:
+        out(text)
+    except UnicodeEncodeError:  # a path with undecodable bytes, and a stdout that refuses them
+        out(text.encode("utf-8", "backslashreplace").decode("utf-8"))
     return int(rec.get("exit_code", 0))  # type: ignore[call-overload]
 
 

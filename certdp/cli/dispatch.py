@@ -18,6 +18,7 @@ from certdp.errors import (
     BudgetExhausted,
     CertdpError,
     CertificateInvalid,
+    CertificateMalformed,
     InvalidArgument,
     PrecisionExhausted,
     Undecided,
@@ -30,6 +31,7 @@ EXIT = {
     PrecisionExhausted: 3,
     BudgetExhausted: 3,
     Undecided: 3,
+    CertificateMalformed: 2,
     CertificateInvalid: 1,
 }
 
@@ -58,7 +60,9 @@ def runner_of(command: str) -> Callable[[argparse.Namespace], dict[str, object]]
 
 
 def exit_code(exc: CertdpError) -> int:
-    """The exit code of a command that raised ``exc`` (2 bad input, 3 precision or budget, 1 else)."""
+    """The exit code of a command that raised ``exc``: 2 unparseable or schema-invalid input (a
+    malformed certificate too), 1 a digest, signature or claim that does not hold, 3 precision
+    exhausted, budget spent or undecided."""
     for cls, code in EXIT.items():
         if isinstance(exc, cls):
             return code

@@ -284,7 +284,7 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
                 help="via pld: lattice spacing of the decisive bounds, a power of two (default 2^-12 at step "
                 "1e-5, twice as coarse per factor 4 in the step)",
             )
-            p.add_argument("--out", help="write a certificate (JSON, format v1) to this file, atomically")
+            p.add_argument("--out", help="write a certificate (JSON, format v2) to this file, atomically")
             p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
             p.add_argument(
                 "--max-seconds",
@@ -336,7 +336,8 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
         "keygen",
         help="create an Ed25519 key pair for signing certificates",
         description="Write a private key (mode 600) to OUT and its public half to OUT.pub.",
-        epilog="example:\n  certdp keygen --out project.key",
+        epilog="exit codes: 0 written, 2 OUT or OUT.pub exists or cannot be written\n"
+        "example:\n  certdp keygen --out project.key",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     k.add_argument("--out", required=True, help="private key path (OUT.pub receives the public key)")
@@ -344,7 +345,9 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
     g = sub.add_parser(
         "sign",
         help="sign a certificate file in place (atomically)",
-        epilog="example:\n  certdp sign cert.json --key project.key",
+        epilog="exit codes: 0 signed, 1 the digest does not match the body (tampered), 2 unreadable, unparseable "
+        "or schema-invalid certificate or key\n"
+        "example:\n  certdp sign cert.json --key project.key",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.add_argument("certificate", help="certificate file")
@@ -354,10 +357,13 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
         "verify",
         help="verify a certificate: schema, digest, signature, and recompute its claims",
         description="Verify a certificate: strict parsing within the verifier's work limits, schema, digest, "
-        "signature, then recompute its claim and refutation. Either --pubkey (the signer must be that key) "
+        "signature, then recompute its claim and refutation and prove the one number each records (the upper "
+        "end of a claim, the lower end of a refutation); the output lists the numbers it rechecked and the "
+        "informative ones it did not. Either --pubkey (the signer must be that key) "
         "or --allow-untrusted (any signer, or none: the output then says signer_trusted: false) is required.",
-        epilog="exit codes: 0 valid, 1 invalid/tampered/refuted, 2 usage or a file over the work limits "
-        "(docs/certificates.md)\n"
+        epilog="exit codes: 0 valid; 1 a digest, signature, claim or recorded number that does not hold; 2 usage, "
+        "an unparseable or schema-invalid certificate, or a file over the work limits; 3 precision exhausted "
+        "or undecided (a prec_bits too small for the check) (docs/certificates.md)\n"
         "example:\n  certdp verify cert.json --pubkey project.key.pub",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -9,11 +9,7 @@ def render(rec: dict[str, object]) -> str:
     if rec["quantity"] == "claim":
         return str(rec["sentence"])
     if rec["quantity"] == "verify":
-        checks = "\n  ".join(
-            f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} of {c['of']}"
-            f" (recomputed {c['recomputed']})" + (f"\n    {c['means']}" if c.get("means") else "")
-            for c in rec["checks"]
-        )  # type: ignore[union-attr]
+        checks = "\n  ".join(_verified_check(c) for c in rec["checks"])  # type: ignore[union-attr]
         who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
         if not rec.get("signer_trusted"):
             who += " (signer NOT checked against a trusted key: pass --pubkey)"
@@ -159,4 +155,19 @@ def render_gdp(rec: dict[str, object]) -> str:
         lines.append(f"  classic rho + 2 sqrt(rho log(1/delta)) = {rec['classic_epsilon']['upper']}")  # type: ignore[index]
     if "accuracy_upper" in rec:
         lines.append(f"  membership-attack accuracy <= {rec['accuracy_upper']}")
+    return "\n".join(lines)
+
+
+def _verified_check(c: dict[str, object]) -> str:
+    """One check of a verify report: what it proves, the recorded number it rechecked (and how),
+    and the recorded numbers it did not recheck."""
+    ((side, value),) = c["recorded"].items()  # type: ignore[attr-defined]
+    lines = [
+        f"{c['check']}: {c['quantity']} {c['relation']} {c['threshold']} of {c['of']}",
+        f"    rechecked: recorded {side} {value} ({c['recomputed']})",
+    ]
+    if c.get("not_rechecked"):
+        lines.append(f"    not rechecked (informative): {', '.join(c['not_rechecked'])}")  # type: ignore[arg-type]
+    if c.get("means"):
+        lines.append(f"    {c['means']}")
     return "\n".join(lines)

@@ -22,8 +22,8 @@ from certdp.cert.write import eps_check, finalize, make_body, pld_check, tv_chec
 from certdp.cert.write import write as write_certificate
 from certdp.cli.common import progress_bar, steps_from_args
 from certdp.cli.progress import status_line
-from certdp.enclose import Enclosure, to_ball, workprec
-from certdp.errors import CertificateInvalid, InvalidArgument, Unsupported, fmt_value
+from certdp.enclose import Enclosure
+from certdp.errors import CertificateInvalid, CertificateMalformed, InvalidArgument, Unsupported, fmt_value
 from certdp.notions.accountant import calibration_route
 from certdp.notions.pld import lattice_record
 from certdp.pairs.params import decimal_str, exact_str, real
@@ -52,9 +52,10 @@ def run_sign(args: argparse.Namespace) -> dict[str, object]:
     try:
         doc = loads_strict(data)
         validate(doc)
-    except CertificateInvalid as exc:
-        raise CertificateInvalid(f"certificate={args.certificate} is malformed: {exc}") from None
-    if digest_hex(doc["body"]) != doc["digest"]["value"]:
+        digest = digest_hex(doc["body"])
+    except CertificateMalformed as exc:
+        raise CertificateMalformed(f"certificate={fmt_value(args.certificate)} is malformed: {exc}") from None
+    if digest != doc["digest"]["value"]:
         raise CertificateInvalid("field digest/value: does not match the canonical body; refusing to sign")
     signed = finalize(doc["body"], key)
     write_certificate(Path(args.certificate), signed)
@@ -73,7 +74,10 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
     start = time.perf_counter()
     # the line is drawn here: the verifier stays small and knows nothing of terminals
     with status_line(args, f"verifying {args.certificate}: recomputing its claims"):
-        report = verify_bytes(data, pub)
+        try:
+            report = verify_bytes(data, pub)
+        except CertificateMalformed as exc:  # exit 2: name the input, as every unparseable input is named
+            raise CertificateMalformed(f"certificate={fmt_value(args.certificate)} is malformed: {exc}") from None
     return {
         "quantity": "verify",
         "certificate": args.certificate,
@@ -97,6 +101,8 @@ def writable_path(name: str, value: str) -> Path:
         raise InvalidArgument(f"{name}='' must be a file path")
     path = Path(value)
     try:
+        if "\x00" in value:
+            raise ValueError("NUL")
         if path.is_dir():
             raise InvalidArgument(f"{name}={fmt_value(value)} is a directory; give a file path")
         parent = path.parent if str(path.parent) else Path(".")
@@ -104,10 +110,12 @@ def writable_path(name: str, value: str) -> Path:
             raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} does not exist")
         if not os.access(parent, os.W_OK | os.X_OK):
             raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} is not writable")
-        if len(path.name.encode()) > os.pathconf(parent, "PC_NAME_MAX"):
+        if len(os.fsencode(path.name)) > os.pathconf(parent, "PC_NAME_MAX"):
             raise InvalidArgument(f"{name}={fmt_value(value)}: the file name is too long")
     except OSError as exc:  # a name too long, a loop of links, ...: one line, not a traceback
         raise InvalidArgument(f"{name}={fmt_value(value)} cannot be used ({exc.strerror})") from None
+    except (UnicodeError, ValueError):  # a lone surrogate or a NUL byte: no file system can hold the name
+        raise InvalidArgument(f"{name}={fmt_value(value)} cannot be used as a file name") from None
     return path
 
 
@@ -130,9 +138,10 @@ def _pld_lattices(sides: list[SideResult]) -> dict[str, dict[str, object]]:
 
 
 def _ends(low: Fraction | None, up: Fraction | None, prec: int) -> Enclosure:
-    """The exact dyadic ends as an Enclosure (a missing lower end is 0: eps >= 0)."""
-    with workprec(prec):
-        return Enclosure.from_ball(to_ball(low if low is not None else 0).union(to_ball(up)), prec)
+    """The exact dyadic ends as an Enclosure, exactly (a missing lower end is 0: eps >= 0). A ball
+    union would round the ends outward by its radius: the certificate would then record a looser
+    number than the one calibrate proved and prints."""
+    return Enclosure.from_bounds(low if low is not None else 0, up if up is not None else 0, prec)
 
 
 def _calibrate_pld(
@@ -198,6 +207,7 @@ def _calibrate_pld(
             res.prec_bits,
             bits,
             _ends(main.lower, res.eps_upper, res.prec_bits),
+            other_end=main.lower is not None,
         )
         refute = None
         if res.refutation is not None:
@@ -214,6 +224,7 @@ def _calibrate_pld(
                 res.prec_bits,
                 bits,
                 _ends(miss.lower, miss.upper, res.prec_bits),
+                other_end=miss.upper is not None,
             )
         body = make_body(
             res.step,

@@ -397,7 +397,7 @@ class _Run:
         check_certificate_is_for(doc, self.expected[task.name])
         if self.recheck:
             verify_document(doc)
-        return {"status": "ok", "exit_code": 0, "error": None, "summary": certificate_summary(doc)}
+        return {"status": "ok", "exit_code": 0, "error": None, "summary": certificate_summary(doc, self.recheck)}
 
     def finish(self, task: CellTask, done: TaskDone) -> dict[str, Any]:
         """The manifest entry of a finished cell, its output file written (atomically) first."""
@@ -442,7 +442,7 @@ class _Run:
             verify_document(doc)
         # signed by this run's key, or not at all: a signature the worker put on it is dropped
         doc = finalize(doc["body"], self.key)
-        return (json.dumps(doc, indent=2) + "\n").encode(), certificate_summary(doc)
+        return (json.dumps(doc, indent=2) + "\n").encode(), certificate_summary(doc, self.recheck)
 
 
 def _versions() -> dict[str, str]:

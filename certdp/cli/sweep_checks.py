@@ -87,10 +87,14 @@ def check_certificate_is_for(doc: dict[str, Any], expected: dict[str, Any]) -> N
             raise CertificateInvalid(f"its claim has {field}={have}, but this cell asks for {field}={shown}")
 
 
-def certificate_summary(doc: dict[str, Any]) -> dict[str, Any]:
+def certificate_summary(doc: dict[str, Any], rechecked: bool = False) -> dict[str, Any]:
     """Contract: the claimed sigma and its certified bound, the refuted sigma and its bound (None
     without a refutation: then sigma is proved sufficient, not proved the smallest on the step
-    lattice), and the signer's public key (None when unsigned), as the certificate records them."""
+    lattice), and the signer's public key (None when unsigned), as the certificate records them.
+    The two bounds are the ends format v2 records as proved (the claim's upper, the refutation's
+    lower; never a ``*_unverified`` field); ``rechecked`` says whether certdp verify's
+    recomputation proved them on this machine (sweep --recheck) or they are as the worker wrote
+    them."""
     body = doc["body"]
     claim, refute = body["claim"], body.get("refutation")
     return {
@@ -99,4 +103,5 @@ def certificate_summary(doc: dict[str, Any]) -> dict[str, Any]:
         "claim_upper": claim["result"]["upper"],
         "sigma_miss": None if refute is None else refute["mechanism"]["params"]["sigma"],
         "refutation_lower": None if refute is None else refute["result"]["lower"],
+        "rechecked": rechecked,
     }

@@ -220,8 +220,8 @@ def parse_spec(path: str | Path, jobs: tuple[str, ...], file_keys: frozenset[str
     raw = read_capped(p, "spec", MAX_SPEC_BYTES)  # /dev/zero, a FIFO, a folder: never read
     try:
         data = tomllib.loads(raw.decode())
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise InvalidArgument(f"spec={fmt_value(str(path))} is not valid TOML ({exc})") from None
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:  # Recursion: deep nesting
+        raise InvalidArgument(f"spec={fmt_value(str(path))} is not valid TOML ({str(exc)[:200]})") from None
     for key in data:
         if key not in _TOP_KEYS:
             raise InvalidArgument(f"spec key {fmt_value(key)} is unknown (allowed: {', '.join(_TOP_KEYS)})")
