@@ -83,7 +83,12 @@ def _enc(rec: dict):
 
 @pytest.mark.parametrize(
     ("q", "epochs", "via"),
-    [("0.071", "7100", "pld"), ("0.009", "900", "pld"), ("0.1", "100000.0000000000001", "rdp"), ("0.1", "100000", "pld")],
+    [
+        ("0.071", "7100", "pld"),
+        ("0.009", "900", "pld"),
+        ("0.1", "100000.0000000000001", "rdp"),
+        ("0.1", "100000", "pld"),
+    ],
 )
 def test_calibrates_route_comes_from_the_exact_step_count(q: str, epochs: str, via: str) -> None:
     # attack finding: float(E)/float(q) made 7100/0.071 = 100000.00000000001 > 1e5, so an exactly

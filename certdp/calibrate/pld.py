@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -62,6 +63,9 @@ MIN_REFINE_H = MIN_PLD_H
 
 #: working precision of the lattice bounds (bits)
 PLD_PREC = 128
+
+#: lattices (with their cells and composed sides) a calibration keeps for reuse
+CACHED_LATTICES = 8
 
 
 @dataclass(frozen=True)
@@ -168,7 +172,10 @@ def calibrate_pld(
     probes = {"coarse": 0, "fine": 0}
     floor, tail_bits = resolution(d, n)
 
-    cache: dict[tuple[Fraction, str, Fraction, bool], LatticeBounds] = {}
+    # the most recent lattices only: each holds its cells and composed sides (tens of MB at fine h;
+    # an unbounded cache reached 6.7 GB over a 10^4-step table row), and the search revisits
+    # only the last few sigmas; a dropped one is recomputed, identically
+    cache: OrderedDict[tuple[Fraction, str, Fraction, bool], LatticeBounds] = OrderedDict()
 
     def bounds(sigma: Fraction, d_name: str, hh: Fraction, tuned: bool) -> LatticeBounds:
         """Upper bounds use the plain lattice (offset 0: the split is second order at any offset);
@@ -177,8 +184,10 @@ def calibrate_pld(
         if not tuned and (sigma, d_name, hh, True) in cache:
             # a tuned lattice at this sigma and h is there already: its cells serve the upper side
             # too (sound at any offset), instead of a second lattice's tails
-            return cache[(sigma, d_name, hh, True)]
-        if key not in cache:
+            key = (sigma, d_name, hh, True)
+        if key in cache:
+            cache.move_to_end(key)
+        else:
             deadline.check(f"probing sigma={fmt_value(sigma)}")
             probes["coarse" if hh > h else "fine"] += 1
             pair = SubsampledGaussian(qq, sigma, d_name)
@@ -189,6 +198,8 @@ def calibrate_pld(
                 else lattice_for(pair, hh, tail_bits, max_cells=cells)
             )
             cache[key] = LatticeBounds(pair, n, lattice, floor)
+            while len(cache) > CACHED_LATTICES:
+                cache.popitem(last=False)
         return cache[key]
 
     reported: set[tuple[Fraction, str, Fraction, str]] = set()

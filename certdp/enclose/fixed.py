@@ -1,18 +1,20 @@
 """Exact fixed-point powers and products of lattice pmfs: integers in units of 2^-bits, rounded
-in one direction after every product (FLINT's fmpz_poly; no ball radii at all).
+down after every product (FLINT's fmpz_poly; no ball radii at all).
 
 Why: an arb_poly product carries a radius per coefficient and costs about 2.5x an fmpz_poly
-product of the same length; with nonnegative coefficients, rounding every product up (or down)
-keeps every coefficient on one side of the exact one by induction, which is all a one-sided
-bound needs (docs/math.md §10, "Exact fixed-point composition").
+product of the same length; with nonnegative coefficients, rounding every product down keeps
+every coefficient below the exact one by induction, which the lower side needs, and the upper
+side counts what the floors drop (less than one unit per coefficient) in one error term
+(docs/math.md §10, "Exact fixed-point composition").
 
 Contract of the module, for nonnegative masses a (the exact pmf, total <= 1):
 
 - "up": the computed polynomial A and its error bound D (units) satisfy a^n <= A + E
   coefficient-wise for some E >= 0 of total mass <= D. Induction: the start is ceil(2^bits a);
-  a product of (A, D_A) and (B, D_B) gives floor(A B / 2^bits) + 1 >= A B / 2^bits with D = |A| D_B + D_A |B| +
-  D_A D_B (rounded up; |A| = A(1), exact), since a^m a^k <= (A + E_A)(B + E_B) and every term
-  is >= 0; pruning a piece P moves it from A to E (D += |P|).
+  a product of (A, D_A) and (B, D_B) gives floor(A B / 2^bits), with D = (|A| D_B + D_A |B| +
+  D_A D_B)/2^bits (rounded up; |A| = A(1), exact) + the length L of A B, since a^m a^k <=
+  (A + E_A)(B + E_B), every term is >= 0, and each of the L floors misses less than one unit;
+  pruning a piece P moves it from A to E (D += |P|).
 - "down": a^n >= A coefficient-wise (floor of products of floors; pruning only lowers).
 
 The powering loops call :func:`certdp.enclose.checkpoint` before each product, so a wall-time
@@ -128,25 +130,33 @@ def _prunable(end_sum: Callable[[int], int], most: int, budget: int) -> tuple[in
     return good, good_sum
 
 
-def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None) -> FixedPoly:
-    """The product, rounded to ``bits`` in the direction ``up`` (module docstring)."""
+def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None, bits: int | None = None) -> FixedPoly:
+    """The product, in units of 2^-bits (None: a's), rounded down; the upper side adds what the
+    floors drop to its error (module docstring)."""
     length = a.poly.length() + b.poly.length()
     if max_product is not None and length > max_product:
         raise LimitExceeded(f"a power's product of {length} coefficients exceeds the limit {max_product}")
     checkpoint()
-    unit = fmpz(1) << a.bits
+    target = a.bits if bits is None else min(bits, a.bits + b.bits)
+    shift = a.bits + b.bits - target  # the product is in units of 2^-(a.bits + b.bits)
     prod = a.poly * b.poly
+    # both sides round down: a coefficient's floor misses less than one unit, which the upper side
+    # adds to its error (a ceiling would keep every true value below one unit at one unit: long
+    # runs of them at the ends, which pruning has to remove, needing many bits below the floor)
+    poly = _floor_div(prod, fmpz(1) << shift) if shift else prod
     if up:
-        # floor + 1 >= the ceiling (entries >= 0); it is cheaper than the exact ceiling
-        # floor((P + unit - 1) / unit), whose addition runs on the double-width products (measured:
-        # 56 ms against 90 ms at 300k coefficients of 220 bits)
-        poly = _floor_div(prod, unit) + fmpz_poly([1] * prod.length())
         ta, tb = a.total(), b.total()
         raw = ta * b.err + a.err * tb + a.err * b.err
-        err = -((-raw) // (1 << a.bits))
+        err = -((-raw) // (1 << shift)) + (prod.length() if shift else 0)
     else:
-        poly, err = _floor_div(prod, unit), 0
-    return FixedPoly(a.offset + b.offset, poly, a.bits, err)
+        err = 0
+    return FixedPoly(a.offset + b.offset, poly, target, err)
+
+
+def _rescale(units: int, from_bits: int, to_bits: int) -> int:
+    """An amount in units of 2^-from_bits in units of 2^-to_bits, rounded down (an allowance: it
+    only steers how much is pruned)."""
+    return units << (to_bits - from_bits) if to_bits >= from_bits else units >> (from_bits - to_bits)
 
 
 def _floor_div(poly: fmpz_poly, unit: fmpz) -> fmpz_poly:
@@ -160,66 +170,103 @@ def _floor_div(poly: fmpz_poly, unit: fmpz) -> fmpz_poly:
     return poly // unit
 
 
-def fixed_power(base: FixedPoly, n: int, up: bool, allowance: int = 0, max_product: int | None = None) -> FixedPoly:
+def fixed_power(
+    base: FixedPoly,
+    n: int,
+    up: bool,
+    allowance: int = 0,
+    max_product: int | None = None,
+    bits_for: Callable[[int, int], int] | None = None,
+) -> FixedPoly:
     """The n-th power of ``base`` by binary powering in fixed point, pruned after every product.
 
     Contract: "up": (n-th power of the exact pmf) <= poly + E, total(E) <= err units; "down":
-    poly <= the n-th power of the exact pmf (module docstring). ``allowance`` (units) bounds the
-    mass each prune drops at each end, weighted by how many copies of the pruned polynomial the
-    final power contains (floor(n / 2^level); only tightness depends on it). LimitExceeded before
-    a product longer than ``max_product`` coefficients is formed.
+    poly <= the n-th power of the exact pmf (module docstring). ``allowance`` (units of
+    2^-base.bits) bounds the mass each prune drops at each end, weighted by how many copies of the
+    pruned polynomial the final power contains (floor(n / 2^level); only tightness depends on
+    it). ``bits_for(copies, length)`` (None: base.bits throughout) gives the units of each
+    product from the copies of it in the final power and its length: what a product's floors
+    drop is multiplied by those copies, so early squarings need more bits than the last, long
+    ones (only tightness and speed depend on it). LimitExceeded before a product longer than
+    ``max_product`` coefficients is formed.
     """
     if n < 1:
         raise InvalidArgument(f"n={n} must be >= 1")
+    ref = base.bits
+
+    def prune(fp: FixedPoly, weight: int) -> FixedPoly:
+        return _prune(fp, up, _rescale(allowance, ref, fp.bits), weight)
+
+    def mul(x: FixedPoly, y: FixedPoly, copies: int) -> FixedPoly:
+        length = x.poly.length() + y.poly.length() - 1
+        return _mul(x, y, up, max_product, None if bits_for is None else bits_for(copies, length))
+
     copies, level = n, 0
     acc: FixedPoly | None = None
-    cur = _prune(base, up, allowance, copies)
+    cur = prune(base, copies)
     while n:
         if n & 1:
-            acc = cur if acc is None else _prune(_mul(acc, cur, up, max_product), up, allowance, 1)
+            acc = cur if acc is None else prune(mul(acc, cur, 1), 1)
         n >>= 1
         if n:
             level += 1
-            cur = _prune(_mul(cur, cur, up, max_product), up, allowance, copies >> level)
+            cur = prune(mul(cur, cur, copies >> level), copies >> level)
     assert acc is not None
     return acc
 
 
 def fixed_product(
-    factors: Sequence[FixedPoly], up: bool, allowance: int = 0, max_product: int | None = None
+    factors: Sequence[FixedPoly],
+    up: bool,
+    allowance: int = 0,
+    max_product: int | None = None,
+    bits_for: Callable[[int, int], int] | None = None,
 ) -> FixedPoly:
-    """The product of ``factors`` (same bits), pruned after every product.
+    """The product of ``factors``, pruned after every product.
 
-    Contract: as :func:`fixed_power`, for the product of the exact pmfs the factors bound.
+    Contract: as :func:`fixed_power`, for the product of the exact pmfs the factors bound
+    (``allowance`` in units of 2^-factors[0].bits; each product counts as one copy).
     """
     if not factors:
         raise InvalidArgument("factors=[] must be non-empty")
-    acc = factors[0]
+    acc, ref = factors[0], factors[0].bits
     for f in factors[1:]:
-        if f.bits != acc.bits:
-            raise InvalidArgument(f"bits={f.bits} must equal the first factor's bits={acc.bits}")
-        acc = _prune(_mul(acc, f, up, max_product), up, allowance, 1)
+        length = acc.poly.length() + f.poly.length() - 1
+        prod = _mul(acc, f, up, max_product, None if bits_for is None else bits_for(1, length))
+        acc = _prune(prod, up, _rescale(allowance, ref, prod.bits), 1)
     return acc
 
 
-def fixed_mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None = None) -> FixedPoly:
-    """One product, rounded in the direction ``up``.
+def fixed_mul(
+    a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None = None, bits: int | None = None
+) -> FixedPoly:
+    """One product, in units of 2^-bits (None: a's), rounded down (the upper side counts the
+    floors in its error).
 
     Contract: as :func:`fixed_power` for the product of the exact pmfs a and b bound."""
-    return _mul(a, b, up, max_product)
+    return _mul(a, b, up, max_product, bits)
 
 
 def fixed_add(a: FixedPoly, b: FixedPoly) -> FixedPoly:
-    """The sum of two polynomials on one grid (offsets aligned), errors added.
+    """The sum of two polynomials on one grid (offsets aligned), in the finer of their units
+    (the coarser one is scaled exactly), errors added.
 
-    Contract: exact (integer additions); "up": a + b's exact counterparts <= sum + E, total(E) <=
-    a.err + b.err."""
-    if a.bits != b.bits:
-        raise InvalidArgument(f"bits={b.bits} must equal bits={a.bits}")
+    Contract: exact (integer additions and shifts); "up": a + b's exact counterparts <= sum + E,
+    total(E) <= a.err + b.err (in the sum's units)."""
+    bits = max(a.bits, b.bits)
+    a, b = _finer(a, bits), _finer(b, bits)
     lo = min(a.offset, b.offset)
     pa = a.poly.left_shift(a.offset - lo) if a.offset > lo else a.poly
     pb = b.poly.left_shift(b.offset - lo) if b.offset > lo else b.poly
-    return FixedPoly(lo, pa + pb, a.bits, a.err + b.err)
+    return FixedPoly(lo, pa + pb, bits, a.err + b.err)
+
+
+def _finer(a: FixedPoly, bits: int) -> FixedPoly:
+    """a in units of 2^-bits (bits >= a.bits): coefficients and error times 2^(bits - a.bits), exact."""
+    if bits == a.bits:
+        return a
+    k = bits - a.bits
+    return FixedPoly(a.offset, a.poly * (fmpz(1) << k), bits, a.err << k)
 
 
 def fixed_scale(a: FixedPoly, k: int) -> FixedPoly:

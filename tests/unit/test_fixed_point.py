@@ -139,3 +139,31 @@ def test_prune_drops_what_the_end_by_end_loop_drops(coeffs, allowance, weight) -
     assert got.err == 5 + dropped
     down = _prune(fp, False, allowance, weight)
     assert down.offset == got.offset and down.err == 5
+
+
+@settings(max_examples=60, deadline=None)
+@given(pmfs, st.integers(1, 3), st.integers(2, 24), st.integers(8, 20), st.integers(0, 8), st.integers(0, 1 << 10))
+def test_per_product_units_keep_both_invariants(weights, scale, n, bits, extra, allowance) -> None:
+    """Powers whose products take their own units from the copies and the length (``bits_for``,
+    as certdp.notions.pld_fixed does: more bits early, fewer late) keep the upper side's
+    domination (with its error) and the lower side below the exact power."""
+    p = _probabilities(weights, scale)
+
+    def units(copies: int, length: int) -> int:
+        return max(6, (copies * length).bit_length() + bits - 12 + extra)
+
+    exact = _exact_power(p, n)
+    for up in (True, False):
+        b0 = units(n, len(p))
+        base = FixedPoly.from_units(0, to_units([arb(x.numerator) / x.denominator for x in p], b0, up=up), b0)
+        res = fixed_power(base, n, up, allowance, None, units)
+        got = {res.offset + i: Fraction(c, 2**res.bits) for i, c in enumerate(res.coeffs())}
+        if not up:
+            assert res.err == 0
+            assert all(v <= exact[k] for k, v in got.items()), (got, exact)
+            continue
+        err = Fraction(res.err, 2**res.bits)
+        for t in range(0, len(exact) + 1):
+            ex = sum(v for i, v in enumerate(exact) if i >= t)
+            gv = sum(v for k, v in got.items() if k >= t)
+            assert ex <= gv + err, (t, ex, gv, err)
