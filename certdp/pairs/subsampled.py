@@ -35,10 +35,11 @@ MIN_SIGMA = Fraction(1, 10**4)
 
 
 @functools.lru_cache(maxsize=64)
-def _tail_constants(q: Fraction, sigma: Fraction, prec: int) -> tuple[Ball, Ball, Ball, Ball, Ball]:
-    """Balls of q, 1 - q (exact complement), sigma^2, 1/2 and 1/(sigma sqrt 2) at ``prec``
-    bits (loss_tail runs once per lattice point: converting the Fractions, and sqrt 2, every time
-    took about half of its time)."""
+def _tail_constants(qn: int, qd: int, sn: int, sd: int, prec: int) -> tuple[Ball, Ball, Ball, Ball, Ball]:
+    """Balls of q = qn/qd, 1 - q (exact complement), sigma^2 (sigma = sn/sd), 1/2 and
+    1/(sigma sqrt 2) at ``prec`` bits (loss_tail runs once per lattice point: converting the
+    Fractions, and sqrt 2, every time took about half of its time)."""
+    q, sigma = Fraction(qn, qd), Fraction(sn, sd)
     with workprec(prec):
         z = to_ball(sigma)
         return to_ball(q), to_ball(1 - q), z * z, to_ball(Fraction(1, 2)), 1 / (z * to_ball(2).sqrt())
@@ -378,7 +379,10 @@ class SubsampledGaussian(PrivacyPair):
         """
         if self.direction == "both":
             raise Unsupported("direction=both: the loss distribution is per direction; use remove and add")
-        q, qc, zz, half, c = _tail_constants(self.q, self.sigma, current_prec())
+        # cached by the integers of q and sigma: hashing the two Fractions themselves (a modular
+        # inverse each) cost a fifth of loss_tail's time
+        q_, s_ = self.q, self.sigma
+        q, qc, zz, half, c = _tail_constants(q_.numerator, q_.denominator, s_.numerator, s_.denominator, current_prec())
         y = ell if self.direction == "remove" else -ell
         # e^y - (1 - q): expm1 keeps it accurate near y = 0; far below 0 (or at q = 1, where the
         # loss has no end) e^y is tiny and must not be added to a number of size 1 first
