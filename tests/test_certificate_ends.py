@@ -216,3 +216,51 @@ def test_committed_pld_certificate_with_zero_result(capsys: pytest.CaptureFixtur
     body["refutation"], body["refutation_missing_reason"] = None, "dropped by the attacker"
     code, out, err = _verify(*_resigned(tmp_path, "committed_zero", body), capsys)
     assert code == 1 and not out and "not proved by pld-upper" in err
+
+
+def test_recorded_end_survives_last_bit_changes(
+    made: dict[str, Any], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A certificate made by one certdp must verify under another whose PLD bounds differ in the
+    last bits (found while regenerating: a file written before an unrelated change of the
+    fixed-point precision no longer verified, its end being the tightest grid point proved). The
+    recorded end is loosened by RECORD_SLACK, which leaves that margin."""
+    from certdp.cert.write import RECORD_SLACK
+    from certdp.enclose import to_ball
+    from certdp.notions.pld import LatticeBounds
+
+    body = made["pld"]["body"]
+    up = (
+        Fraction(body["claim"]["result"]["upper_dyadic"][0]) * Fraction(2) ** body["claim"]["result"]["upper_dyadic"][1]
+    )
+    assert up > Fraction(body["claim"]["result"]["lower_unverified"])
+    path, pub = _resigned(made["tmp"], "slack", copy.deepcopy(body))
+    real = LatticeBounds.delta
+
+    def perturbed(self: LatticeBounds, side: str, eps: Fraction) -> object:
+        ball = real(self, side, eps)  # 2^-32 relative worse on the side that must hold
+        return ball * to_ball(1 + Fraction(1, 2**32)) if side == "upper" else ball * to_ball(1 - Fraction(1, 2**32))
+
+    monkeypatch.setattr(LatticeBounds, "delta", perturbed)
+    code, _, err = _verify(path, pub, capsys)
+    assert code == 0, err
+    assert RECORD_SLACK == Fraction(1, 2**30)
+
+
+def test_sweep_summary_reports_the_proved_ends_canonically(made: dict[str, Any]) -> None:
+    """Sweep summaries read certificates: they report the two proved ends (never *_unverified),
+    in the canonical decimal form, and say whether they were rechecked on the client."""
+    from certdp.cli.sweep_checks import certificate_summary
+
+    doc = copy.deepcopy(made["pld"])
+    claim, refutation = doc["body"]["claim"], doc["body"]["refutation"]
+    sigma = Fraction(claim["mechanism"]["params"]["sigma"])
+    claim["mechanism"]["params"]["sigma"] = f"{decimal_str(sigma * 1000)}e-3"
+    claim["result"]["upper"] += "000"
+    summary = certificate_summary(doc, rechecked=True)
+    assert summary["sigma"] == decimal_str(sigma) and summary["rechecked"] is True
+    assert Fraction(summary["claim_upper"]) == Fraction(claim["result"]["upper"])
+    assert not summary["claim_upper"].endswith("0")
+    assert summary["refutation_lower"] == decimal_str(Fraction(refutation["result"]["lower"]))
+    assert summary["claim_upper"] != claim["result"]["lower_unverified"]
+    assert certificate_summary(doc)["rechecked"] is False

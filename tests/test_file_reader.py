@@ -57,6 +57,7 @@ FLAGS = [
         "sign",
     ),
     ("audit-cases", ["audit", "--cases", "{bad}"], "cases"),
+    ("audit-rerun", ["audit", "--rerun", "{bad}"], "rerun"),
     ("claims-file", ["claims", "check", "--file", "{bad}"], "claims"),
     ("eps-event", ["eps", "--event", "{bad}", "--delta", "1e-5"], "event"),
     ("sweep-spec", ["sweep", "{bad}", "--out", "{tmp}/out"], "spec"),
@@ -142,3 +143,36 @@ def test_load_cases_does_not_read_dev_zero() -> None:
 
     with pytest.raises(InvalidArgument, match="cases=/dev/zero is not a regular file"):
         load_cases("/dev/zero")
+
+
+def test_sweep_inputs_are_read_once_and_capped_in_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """10,000 cells naming distinct 16 MiB files held 160 GB: the sweep's inputs are capped in all,
+    and a file named by many cells is read once."""
+    import certdp.cli.run_sweep as rs
+    from certdp.cli import main
+
+    reads: list[str] = []
+    real = rs.read_capped
+
+    def counting(path: object, what: str, limit: int, **kw: object) -> bytes:
+        reads.append(str(path))
+        return real(path, what, limit, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rs, "read_capped", counting)
+    for i in range(3):
+        (tmp_path / f"c{i}.json").write_bytes(b"x" * 600)
+    spec = tmp_path / "s.toml"
+    spec.write_text(
+        'job = "verify"\nname = "{certificate}"\n[grid]\ncertificate = { glob = "c*.json" }\npubkey = "c0.json"\n'
+    )
+    monkeypatch.setattr(rs, "MAX_TOTAL_INPUT_BYTES", 1000)
+    assert main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--dry-run"]) == 2
+    err = capsys.readouterr().err
+    assert "input files exceed 1000 bytes in all" in err and len(err.strip().splitlines()) == 1
+    monkeypatch.setattr(rs, "MAX_TOTAL_INPUT_BYTES", 2000)
+    reads.clear()
+    code = main(["sweep", str(spec), "--out", str(tmp_path / "o"), "--dry-run"])
+    assert code == 0, capsys.readouterr().err
+    assert sorted(Path(p).name for p in reads) == ["c0.json", "c1.json", "c2.json"]  # c0 read once

@@ -1,7 +1,7 @@
 """Hostile certificates (issue 12): every file built by tests/hostile_certificates.py is rejected
-with exit 2 (malformed, or refused: over a work limit) or 1 (a claim or number that does not hold) and a one-line reason,
-never a traceback; the two valid base files verify. Plus: the untrusted-signer report, /dev/zero,
-a broken pipe, and key files that are not keys."""
+with exit 2 (malformed, or refused: over a work limit) or 1 (a claim or number that does not
+hold) and a one-line reason, never a traceback; the two valid base files verify. Plus: the
+untrusted-signer report, /dev/zero, a broken pipe, and key files that are not keys."""
 
 from __future__ import annotations
 

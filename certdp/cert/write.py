@@ -26,19 +26,48 @@ def exact_float(x: float) -> str:
     return format(Decimal(x), "f")
 
 
+#: relative slack by which a recorded end is loosened outward (2^-30, about 1e-9): the calibrator's
+#: end is the tightest its method proves (a PLD epsilon is the least point of a 2^-40 grid with
+#: delta_upper <= delta), so an auditor's certdp whose enclosure code differs in the last bits
+#: (precision policy, series truncation) could no longer prove it; the loosened end stays proved
+#: (every bound is monotone in the end) and leaves that margin
+RECORD_SLACK = Fraction(1, 2**30)
+
+
+def _loosened(enc: Enclosure, relation: str, threshold: Fraction | None) -> Enclosure:
+    """``enc`` with its proved end moved outward by RECORD_SLACK relative, unless that would cross
+    the threshold (then the end is kept exactly)."""
+    up, low = enc.upper, enc.lower
+    if relation == "<=":
+        moved = up + abs(up) * RECORD_SLACK
+        if threshold is None or moved <= threshold:
+            up = moved
+    else:
+        moved = low - abs(low) * RECORD_SLACK
+        if threshold is None or moved > threshold:
+            low = moved
+    return Enclosure.from_bounds(low, up, enc.prec_bits)
+
+
 def result_record(
-    enc: Enclosure, relation: str, seconds: float | None = None, other_end: bool = False
+    enc: Enclosure,
+    relation: str,
+    seconds: float | None = None,
+    other_end: bool = False,
+    threshold: Fraction | None = None,
 ) -> dict[str, Any]:
     """The ``result`` of a check: only the end the verifier proves (format v2, docs/certificates.md).
 
-    Contract: for ``<=`` the upper end of ``enc`` (``upper`` rounded up and ``upper_dyadic``
-    exact), for ``>`` the lower end (``lower`` rounded down, ``lower_dyadic``); with
-    ``other_end`` the other end as ``lower_unverified`` / ``upper_unverified`` (informative: the
-    verifier does not check it); ``seconds`` informative.
+    Contract: for ``<=`` an upper end >= enc.upper (``upper`` rounded up and ``upper_dyadic``
+    exact), for ``>`` a lower end <= enc.lower (``lower`` rounded down, ``lower_dyadic``): the
+    end of ``enc`` loosened by RECORD_SLACK relative when that keeps it on its side of
+    ``threshold``, else exactly; with ``other_end`` the other end as ``lower_unverified`` /
+    ``upper_unverified`` (informative: the verifier does not check it); ``seconds`` informative.
     """
     d = enc.to_dict()
     side, other = ("upper", "lower") if relation == "<=" else ("lower", "upper")
-    out: dict[str, Any] = {side: d[side], f"{side}_dyadic": d[f"{side}_dyadic"]}
+    proved = _loosened(enc, relation, threshold).to_dict()
+    out: dict[str, Any] = {side: proved[side], f"{side}_dyadic": proved[f"{side}_dyadic"]}
     if other_end:
         out[f"{other}_unverified"] = d[other]
     if seconds is not None:
@@ -71,7 +100,7 @@ def tv_check(
             "grid": {k: exact_float(v) for k, v in grid.to_dict().items() if k != "prec"},
         },
         # the ball's other end bounds the lattice bound, not tv: never recorded
-        "result": result_record(enc, relation, seconds),
+        "result": result_record(enc, relation, seconds, threshold=threshold),
     }
 
 
@@ -99,7 +128,7 @@ def _sg_eps_check(
         "threshold": decimal_str(threshold, "threshold"),
         "delta": decimal_str(delta, "delta"),
         "method": method,
-        "result": result_record(enc, relation, other_end=other_end),
+        "result": result_record(enc, relation, other_end=other_end, threshold=threshold),
     }
 
 

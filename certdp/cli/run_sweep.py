@@ -40,7 +40,7 @@ from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.run_certs import readable_path
 from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
-from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, fmt_value
+from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value
 from certdp.fileio import read_capped
 from certdp.pairs import DIRECTIONS
 from certdp.pairs.params import integer, real
@@ -58,6 +58,9 @@ from certdp.sweep.spec import Cell, Spec, parse_spec
 
 #: Largest input file a cell ships to its worker.
 MAX_INPUT_BYTES = 16 << 20
+#: Largest total of the distinct input files of one sweep (each file is read once, however many
+#: cells name it): 10,000 cells of distinct 16 MiB files would otherwise hold 160 GB in memory
+MAX_TOTAL_INPUT_BYTES = 256 << 20
 
 #: Largest output file a resumed sweep reads back (a certificate is at most a few hundred KB).
 MAX_OUTPUT_BYTES = 64 << 20
@@ -214,6 +217,8 @@ class _Planner:
         self.flags = _flag_table(self.parser, self.job.command)
         self.base = spec.path.resolve().parent
         self.expected: dict[str, dict[str, Any]] = {}  # cell name -> the claim its certificate must make
+        self._inputs: dict[str, bytes] = {}  # resolved path -> its bytes (read once)
+        self._input_bytes = 0
 
     def _where(self, cell: Cell) -> str:
         return f"grid[{cell.block}] cell {cell.name}"
@@ -282,7 +287,16 @@ class _Planner:
 
     def _read(self, key: str, path: Path) -> bytes:
         # regular files only (certdp.fileio): a FIFO would block the planning, a device never end
-        return read_capped(path, key, MAX_INPUT_BYTES)
+        name = str(path.resolve())
+        if name not in self._inputs:
+            data = read_capped(path, key, MAX_INPUT_BYTES)
+            self._input_bytes += len(data)
+            if self._input_bytes > MAX_TOTAL_INPUT_BYTES:
+                raise LimitExceeded(
+                    f"{key}={fmt_value(str(path))}: the sweep's input files exceed {MAX_TOTAL_INPUT_BYTES} bytes in all"
+                )
+            self._inputs[name] = data
+        return self._inputs[name]
 
     def _check(self, argv: list[str]) -> argparse.Namespace:
         """The checks a command makes before computing: flags, values, files; the checked arguments."""

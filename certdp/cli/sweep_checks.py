@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 from certdp.cli.common import steps_from_args
-from certdp.errors import CertificateInvalid
+from certdp.errors import CertdpError, CertificateInvalid
 from certdp.pairs.params import exact_str, integer, real
 
 
@@ -99,9 +99,20 @@ def certificate_summary(doc: dict[str, Any], rechecked: bool = False) -> dict[st
     claim, refute = body["claim"], body.get("refutation")
     return {
         "signed_by": None if doc.get("signature") is None else doc["signature"]["public_key"],
-        "sigma": claim["mechanism"]["params"]["sigma"],
-        "claim_upper": claim["result"]["upper"],
-        "sigma_miss": None if refute is None else refute["mechanism"]["params"]["sigma"],
-        "refutation_lower": None if refute is None else refute["result"]["lower"],
+        "sigma": _canonical(claim["mechanism"]["params"]["sigma"]),
+        "claim_upper": _canonical(claim["result"]["upper"]),
+        "sigma_miss": None if refute is None else _canonical(refute["mechanism"]["params"]["sigma"]),
+        "refutation_lower": None if refute is None else _canonical(refute["result"]["lower"]),
         "rechecked": rechecked,
     }
+
+
+def _canonical(text: str) -> str:
+    """A recorded decimal in certdp's one canonical form (``0.05``, not ``5e-2`` or ``0.050``);
+    as written when it is outside the verifier's decimal limits (it is then no valid check)."""
+    from certdp.cert.checks import decimal
+
+    try:
+        return exact_str(decimal("summary", text))
+    except CertdpError:
+        return text
