@@ -1,0 +1,591 @@
+#!/usr/bin/env python3
+"""recheck: an independent kernel that rechecks a certdp certificate (format certdp-certificate/2).
+
+Usage: python recheck/recheck.py CERT.json [--pubkey KEY.pub]
+
+Exit 0: every claim and refutation in the file is proved.  Exit 1: one is not proved (tampered
+digest or signature, a recorded end the mathematics does not give, a bad hint).  Exit 2: the file
+is malformed, outside the kernel's work limits, or of a kind the kernel does not cover (named).
+
+Written from docs/math.md (sections 3, 4.7 and 10) and docs/certificates.md only; it imports the
+standard library, python-flint (Arb balls, FLINT integer polynomials) and `cryptography` (Ed25519
+signatures only), never certdp.  Every bound is computed here from the mechanism's parameters; the
+file's lattices, orders and bits are hints whose validity is checked, and any valid hint gives a
+sound bound, so a bad hint can only make a proof fail (exit 1), never accept a false claim.
+"""
+
+import base64
+import decimal
+import hashlib
+import json
+import math
+import os
+import re
+import stat
+import sys
+from fractions import Fraction
+
+from flint import acb, arb, arb_poly, ctx, fmpz_poly
+
+MAX_FILE = 1 << 20  # bytes of a certificate
+MAX_DEPTH = 16
+MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
+COVERED = {"rdp-orders", "pld-upper"}
+REFUSED = {"pld-lower", "lattice-upper", "lattice-lower"}
+
+
+class Malformed(Exception):
+    """Exit 2: malformed input, outside the work limits, or a kind not covered."""
+
+
+class NotProved(Exception):
+    """Exit 1: a digest, signature, claim or refutation that is not proved."""
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+# Proves nothing: reads at most MAX_FILE bytes of a regular file (no /dev/zero, FIFO or directory).
+def read_capped(path, cap=MAX_FILE):
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise Malformed(f"file {path!r} cannot be opened ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Malformed(f"file {path!r} is not a regular file")
+        data = b""
+        while len(data) <= cap:
+            chunk = os.read(fd, cap + 1 - len(data))
+            if not chunk:
+                break
+            data += chunk
+    finally:
+        os.close(fd)
+    if len(data) > cap:
+        raise Malformed(f"file {path!r} is larger than {cap} bytes")
+    return data
+
+
+# Proves the parsed value is what every strict JSON reader sees: no duplicate keys, NaN or huge ints.
+def strict_json(data):
+    def pairs(items):
+        out = {}
+        for k, v in items:
+            if k in out:
+                raise Malformed(f"duplicate key {k!r}")
+            out[k] = v
+        return out
+
+    def no_constant(name):
+        raise Malformed(f"non-finite number {name} in JSON")
+
+    try:
+        value = json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=no_constant)
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise Malformed(f"not strict UTF-8 JSON ({exc.__class__.__name__})") from None
+
+    def walk(v, depth):
+        if depth > MAX_DEPTH:
+            raise Malformed(f"JSON nesting deeper than {MAX_DEPTH}")
+        if isinstance(v, bool) or v is None or isinstance(v, str):
+            return
+        if isinstance(v, int) and abs(v) >= 1 << 53:
+            raise Malformed(f"integer {v} has magnitude >= 2^53")
+        if isinstance(v, float) and not math.isfinite(v):
+            raise Malformed("non-finite number in JSON")
+        for x in v.values() if isinstance(v, dict) else v if isinstance(v, list) else ():
+            walk(x, depth + 1)
+
+    walk(value, 0)
+    return value
+
+
+# Proves nothing: the ECMAScript (RFC 8785 section 3.2.2.3) text of a finite binary64 number.
+def es_number(x):
+    if x == 0:
+        return "0"
+    if x < 0:
+        return "-" + es_number(-x)
+    _, digits, exp = decimal.Decimal(repr(x)).as_tuple()
+    s = "".join(map(str, digits)).rstrip("0")
+    n = len(digits) + exp  # value = 0.s * 10^n
+    k = len(s)
+    if k <= n <= 21:
+        return s + "0" * (n - k)
+    if 0 < n <= 21:
+        return s[:n] + "." + s[n:]
+    if -6 < n <= 0:
+        return "0." + "0" * (-n) + s
+    e = n - 1
+    return (s[0] + ("." + s[1:] if k > 1 else "")) + ("e+" if e > 0 else "e-") + str(abs(e))
+
+
+# Proves nothing: RFC 8785 (JCS) canonical text of a parsed JSON value (keys sorted by UTF-16 units).
+def jcs(v):
+    if v is None or isinstance(v, bool):
+        return {None: "null", True: "true", False: "false"}[v]
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return es_number(v)
+    if isinstance(v, str):
+        return json.dumps(v, ensure_ascii=False)
+    if isinstance(v, list):
+        return "[" + ",".join(jcs(x) for x in v) + "]"
+    keys = sorted(v, key=lambda k: k.encode("utf-16-be", "surrogatepass"))
+    return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + jcs(v[k]) for k in keys) + "}"
+
+
+# Proves the body is the one signed: SHA-256 digest and Ed25519 signature over its JCS bytes.
+def check_integrity(cert, pubkey_b64):
+    body = cert["body"]
+    try:
+        canon = jcs(body).encode("utf-8")
+    except UnicodeEncodeError:
+        raise Malformed("field body: cannot be canonicalized (lone surrogate)") from None
+    dig = cert.get("digest")
+    if not isinstance(dig, dict) or set(dig) != {"alg", "value"} or dig["alg"] != "sha256":
+        raise Malformed(f"field digest: {dig!r} is not {{alg: sha256, value}}")
+    if hashlib.sha256(canon).hexdigest() != dig["value"]:
+        raise NotProved(f"field digest.value: {dig['value']!r} is not the SHA-256 of the body")
+    sig = cert.get("signature")
+    if sig is None:
+        if pubkey_b64 is not None:
+            raise NotProved("field signature: null, but --pubkey asks for a signature by that key")
+        return "unsigned"
+    if not isinstance(sig, dict) or set(sig) != {"alg", "public_key", "value"} or sig["alg"] != "ed25519":
+        raise Malformed(f"field signature: {sig!r} is not {{alg: ed25519, public_key, value}}")
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    try:
+        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sig["public_key"], validate=True))
+        raw_sig = base64.b64decode(sig["value"], validate=True)
+    except (ValueError, TypeError):
+        raise Malformed("field signature: public_key or value is not base64 of an Ed25519 key/signature") from None
+    if pubkey_b64 is not None and sig["public_key"] != pubkey_b64:
+        raise NotProved(f"field signature.public_key: {sig['public_key']} is not the --pubkey key {pubkey_b64}")
+    try:
+        key.verify(raw_sig, canon)
+    except InvalidSignature:
+        raise NotProved("field signature.value: not a valid Ed25519 signature of the body") from None
+    return "trusted signer" if pubkey_b64 is not None else "signature valid, signer untrusted (no --pubkey)"
+
+
+# Proves nothing: the base64 Ed25519 public key of a .pub file (one line of base64).
+def load_pubkey(path):
+    text = read_capped(path, 1 << 16).decode("ascii", "replace").strip()
+    try:
+        if len(base64.b64decode(text, validate=True)) != 32:
+            raise ValueError
+    except ValueError:
+        raise Malformed(f"pubkey {path!r} is not a base64 Ed25519 public key") from None
+    return text
+
+
+DEC = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+# Proves nothing: the exact rational value of a decimal string field (bounded length and exponent).
+def dec(value, field):
+    if not isinstance(value, str) or len(value) > 200 or not DEC.fullmatch(value):
+        raise Malformed(f"field {field}: {value!r} is not a decimal string")
+    d = decimal.Decimal(value)
+    if not -40 <= d.adjusted() <= 40 and d != 0:
+        raise Malformed(f"field {field}: {value!r} has an exponent outside [-40, 40]")
+    return Fraction(d)
+
+
+# Proves nothing: the exact value m 2^e of a dyadic field [m, e].
+def dyadic(value, field):
+    ok = isinstance(value, list) and len(value) == 2 and isinstance(value[0], str)
+    if not ok or not re.fullmatch(r"-?[0-9]{1,400}", value[0]) or type(value[1]) is not int or abs(value[1]) > 4096:
+        raise Malformed(f"field {field}: {value!r} is not a dyadic [\"m\", e]")
+    return Fraction(int(value[0])) * Fraction(2) ** value[1]
+
+
+# Proves nothing: the value of an integer field within [lo, hi].
+def integer(value, field, lo, hi):
+    if type(value) is not int or not lo <= value <= hi:
+        raise Malformed(f"field {field}: {value!r} is not an integer in [{lo}, {hi}]")
+    return value
+
+
+# Proves nothing: checks that a dict has exactly the allowed keys (and the required ones).
+def keys(obj, field, required, optional=()):
+    if not isinstance(obj, dict):
+        raise Malformed(f"field {field}: {obj!r} is not an object")
+    missing = set(required) - set(obj)
+    extra = set(obj) - set(required) - set(optional)
+    if missing or extra:
+        raise Malformed(f"field {field}: missing {sorted(missing)} / unknown {sorted(extra)}")
+    return obj
+
+
+# ----------------------------------------------------------------------------- Arb helpers
+
+
+# Proves x encloses the rational f: an Arb ball containing f exactly.
+def ball(f):
+    f = Fraction(f)
+    return arb(f.numerator) / arb(f.denominator)
+
+
+# Proves u >= x: an exact rational at or above every point of the ball x (exit 1 if not finite).
+def up(x, field):
+    if not x.is_finite():
+        raise NotProved(f"{field}: enclosure not finite at {ctx.prec} bits")
+    m, e = x.upper().man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+# Proves l <= x: an exact rational at or below every point of the ball x.
+def low(x, field):
+    if not x.is_finite():
+        raise NotProved(f"{field}: enclosure not finite at {ctx.prec} bits")
+    m, e = x.lower().man_exp()
+    return Fraction(int(m)) * Fraction(2) ** int(e)
+
+
+# Proves the value encloses P(N(0,1) > z) (the standard normal upper tail).
+def phic(z):
+    return (z / arb(2).sqrt()).erfc() / 2
+
+
+# Proves nothing: ceil(f * 2^b) for an exact rational f.
+def ceil_scaled(f, b):
+    v = f * Fraction(2) ** b
+    return -((-v.numerator) // v.denominator)
+
+
+# ----------------------------------------------------------------------------- RDP (docs/math.md 3, 4.7)
+
+
+# Proves the ball encloses the remove-direction CGF K(t) of one subsampled-Gaussian step, t = alpha - 1.
+def cgf_remove(alpha, q, sigma):
+    qa, ra, s2 = ball(q), 1 - ball(q), ball(sigma) ** 2
+    total, binom = arb(0), 1
+    for k in range(alpha + 1):
+        if k >= 2:
+            total += binom * ra ** (alpha - k) * qa**k * (arb(k * (k - 1)) / (2 * s2)).expm1()
+        binom = binom * (alpha - k) // (k + 1)
+    return total.log1p()
+
+
+# Proves u >= the add-direction CGF K(t) = log E_N0[(1 - q + q W)^-t] (rigorous integral, Gaussian tails).
+def cgf_add_upper(alpha, q, sigma):
+    t, qa, s = alpha - 1, ball(q), ball(sigma)
+    s2 = s * s
+    one_q = 1 - qa
+    # tails: x >= hi: integrand <= phi (W >= 1); x <= lo: integrand <= (1-q)^-t phi.
+    hi = s * 40
+    lo = -s * (40 + 2 * math.sqrt(max(1.0, -t * math.log1p(-float(q)))))
+    tail = phic(hi / s) + one_q ** (-t) * phic(-lo / s)
+
+    def f(x, analytic):
+        w = ((2 * x - 1) / (2 * acb(s2))).exp()
+        base = acb(one_q) + acb(qa) * w
+        return (-(x * x) / (2 * acb(s2))).exp() * base ** (-t) / (acb(s) * acb(arb.pi() * 2).sqrt())
+
+    val = acb.integral(f, acb(lo), acb(hi), rel_tol=arb(2) ** -100)
+    return up((val.real + tail).log(), f"add-direction CGF at order {alpha}")
+
+
+# Proves the ball encloses F_R(t) = (n K(t) + log c_t - log delta)/t for a given enclosure of K (math.md 3).
+def conversion(kball, alpha, steps, delta):
+    t = arb(alpha - 1)
+    log_ct = t * t.log() - (t + 1) * (t + 1).log()
+    return (steps * kball + log_ct - ball(delta).log()) / t
+
+
+# Proves eps_RDP(delta) over the orders is <= bound (relation <=) or >= bound (relation >).
+def check_rdp(chk, mech, where):
+    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "orders"))
+    integer(meth["prec_bits"], where + ".method.prec_bits", 53, 1024)
+    orders = meth["orders"]
+    if not isinstance(orders, list) or not 1 <= len(orders) <= 128:
+        raise Malformed(f"field {where}.method.orders: not a list of 1 to 128 orders")
+    for i, a in enumerate(orders):
+        integer(a, f"{where}.method.orders[{i}]", 2 if i == 0 else orders[i - 1] + 1, 2048)
+    q, sigma, steps, direction, delta = mech
+    ctx.prec = 256
+    remove = {a: cgf_remove(a, q, sigma) for a in orders}
+    f_remove = {a: conversion(remove[a], a, steps, delta) for a in orders}
+    if chk["relation"] == ">":
+        # a lower bound for every order: K >= K_remove when the remove direction is included,
+        if direction == "add":
+            raise Malformed(f"field {where}.mechanism.params.direction: 'add' refutations are not covered")
+        bound = min(low(f_remove[a], f"{where}: F_R at order {a}") for a in orders)
+        return bound, "RDP epsilon over %d orders (remove-direction CGF closed form)" % len(orders)
+    # an upper bound: any order gives eps <= F_R(order) with K = max of the directions included.
+    best, tried = None, 0
+    for a in sorted(orders, key=lambda a: f_remove[a].mid()):
+        if best is not None and low(f_remove[a], "F_R") >= best or tried >= 6:
+            break
+        k_up = up(remove[a], "K") if direction != "add" else Fraction(0)
+        if direction != "remove":
+            k_up = max(k_up, cgf_add_upper(a, q, sigma))
+            tried += 1
+        val = up(conversion(ball(k_up), a, steps, delta), f"{where}: F_R at order {a}")
+        best = val if best is None else min(best, val)
+        if direction == "remove":
+            break
+    return best, "RDP epsilon over the recorded orders (both directions at the best order)"
+
+
+# ----------------------------------------------------------------------------- PLD (docs/math.md 10)
+
+
+# Proves the balls enclose (P(L > l), Q(L > l)) of one subsampled-Gaussian step in one direction.
+def loss_tails(direction, q, sigma, l):
+    qa, s = ball(q), ball(sigma)
+    y = l if direction == "remove" else -l
+    e = y.expm1() + qa  # e^y - 1 + q; the loss exceeds y iff e > 0 and x > x(y) (remove)
+    if e < 0:
+        return (arb(1), arb(1)) if direction == "remove" else (arb(0), arb(0))
+    if not e > 0:
+        raise NotProved(f"lattice point {l}: cannot decide e^l > 1 - q at {ctx.prec} bits")
+    x = s * s * (e / qa).log() + arb(1) / 2
+    if direction == "remove":  # P = (1-q) N(0,s^2) + q N(1,s^2), Q = N(0,s^2), L = r(x)
+        return (1 - qa) * phic(x / s) + qa * phic((x - 1) / s), phic(x / s)
+    # add: P = N(0,s^2), Q = the mixture, L = -r(x): L > l iff x < x(-l)
+    return phic(-x / s), (1 - qa) * phic(-x / s) + qa * phic((1 - x) / s)
+
+
+# Proves a <= A 2^-b coefficient-wise: the one-step dominating lattice pair's P-masses (mass splitting).
+def one_step_upper(direction, q, sigma, h, offset, lo, hi, b):
+    pts = [ball(offset + k * h) for k in range(lo, hi + 1)]
+    tails = [loss_tails(direction, q, sigma, l) for l in pts]
+    eneg = [(-l).exp() for l in pts]
+    mass = [arb(0)] * len(pts)
+    mass[0] = 1 - tails[0][0]  # P(L <= lo point) becomes an atom at the lowest point
+    for i in range(1, len(pts)):
+        p = tails[i - 1][0] - tails[i][0]
+        w = tails[i - 1][1] - tails[i][1]
+        alpha_a = (w - p * eneg[i]) / (eneg[i - 1] - eneg[i])
+        mass[i - 1] += alpha_a
+        mass[i] += p - alpha_a
+    coeffs = [max(0, ceil_scaled(up(m, f"one-step mass at lattice index {lo + i}"), b)) for i, m in enumerate(mass)]
+    p_inf = up(tails[-1][0], "P(L > top point)")  # goes to +inf: delta contribution at g = 1
+    return coeffs, p_inf
+
+
+# Proves X*Y <= result + E (|E| <= D units), from X <= A + E_A and Y <= B + E_B: floor division, pruning.
+def product(x, y, copies, floor_bits, delta_units_bits):
+    (a, sa, ba, da), (bq, sb, bb, db) = x, y
+    if len(a) + len(bq) > MAX_PRODUCT:
+        raise Malformed(f"a composition product needs {len(a) + len(bq)} coefficients (limit {MAX_PRODUCT})")
+    c = (fmpz_poly(a) * fmpz_poly(bq)).coeffs()
+    na, nb = sum(a), sum(bq)
+    b = min(ba + bb, floor_bits + (copies * len(c)).bit_length())
+    sh = ba + bb - b
+    err = da * nb + na * db + da * db
+    d = -((-err) >> sh) + (len(c) if sh else 0)  # ceil(err / 2^sh) plus one unit per floor
+    c = [v >> sh for v in c]
+    allow = (1 << max(0, b - delta_units_bits)) // max(1, copies)  # prune at most this much per end
+    left, dropped = 0, 0
+    while left < len(c) - 1 and dropped + c[left] <= allow:
+        dropped += c[left]
+        left += 1
+    right, rdrop = len(c), 0
+    while right > left + 1 and rdrop + c[right - 1] <= allow:
+        rdrop += c[right - 1]
+        right -= 1
+    return c[left:right], sa + sb + left, b, d + dropped + rdrop
+
+
+# Proves the n-fold composition <= result + E (exact integer binary powering with directed rounding).
+def power(base, n, floor_bits, delta_units_bits):
+    result, sq, k, level = None, base, n, 0
+    while True:
+        if k & 1:
+            result = sq if result is None else product(result, sq, 1, floor_bits, delta_units_bits)
+        k >>= 1
+        level += 1
+        if not k:
+            return result
+        sq = product(sq, sq, n >> level, floor_bits, delta_units_bits)
+
+
+# Proves delta_n(eps) <= returned bound for one direction of the lattice pair (hence of the mechanism).
+def pld_delta_upper(direction, q, sigma, steps, lat, eps, delta):
+    h, offset, lo, hi = lat
+    floor_bits = max(64, math.ceil(math.log2(1 / delta)) + 56)
+    first_bits = floor_bits + (steps * (hi - lo + 1)).bit_length()
+    coeffs, p_inf = one_step_upper(direction, q, sigma, h, offset, lo, hi, first_bits)
+    c, start, b, d = power((coeffs, lo, first_bits, 0), steps, floor_bits, floor_bits - 12)
+    # points n*offset + K h for K = start + i; delta = sum_{l > eps} C (1 - e^(eps - l)) + D + inf part
+    base_loss = steps * offset + start * h
+    j = max(0, math.floor((eps - base_loss) / h) + 1)
+    while j > 0 and base_loss + (j - 1) * h > eps:
+        j -= 1
+    while j < len(c) and base_loss + j * h <= eps:
+        j += 1
+    tail = c[j:]
+    s0 = sum(tail)
+    s1 = arb_poly(tail)((-ball(h)).exp()) if tail else arb(0)
+    finite = (arb(s0) - (ball(eps - base_loss - j * h)).exp() * s1) / arb(2) ** b
+    inf_part = -(steps * (-ball(p_inf)).log1p()).expm1()
+    return up(finite + ball(Fraction(d, 2**b)) + inf_part, f"delta bound ({direction})")
+
+
+# Proves eps(delta) <= the recorded upper: delta_n(upper) <= delta in every recorded direction.
+def check_pld_upper(chk, mech, where):
+    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"))
+    integer(meth["prec_bits"], where + ".method.prec_bits", 64, 128)
+    integer(meth["prune_floor_bits"], where + ".method.prune_floor_bits", 40, 200)
+    q, sigma, steps, direction, delta = mech
+    if steps > 10**5:
+        raise Malformed(f"field {where}.mechanism.steps: {steps} above the PLD limit 100000")
+    need = ("remove", "add") if direction == "both" else (direction,)
+    lats = keys(meth["lattices"], where + ".method.lattices", need)
+    eps = dyadic(chk["result"].get("upper_dyadic"), where + ".result.upper_dyadic")
+    ctx.prec = max(160, meth["prec_bits"] + 32)
+    for dirn in need:
+        f = f"{where}.method.lattices.{dirn}"
+        lat = keys(lats[dirn], f, ("h", "offset", "lo", "hi"))
+        h = dec(lat["h"], f + ".h")
+        if h.numerator != 1 or h.denominator & (h.denominator - 1) or not 2**4 <= h.denominator <= 2**16:
+            raise Malformed(f"field {f}.h: {lat['h']} is not a power of two in [2^-16, 2^-4]")
+        offset = dec(lat["offset"], f + ".offset")
+        if not 0 <= offset < h or (offset / (h / 2**40)).denominator != 1:
+            raise Malformed(f"field {f}.offset: {lat['offset']} is not a multiple of h 2^-40 in [0, h)")
+        lo = integer(lat["lo"], f + ".lo", -(2**20), 2**20)
+        hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**17)
+        bound = pld_delta_upper(dirn, q, sigma, steps, (h, offset, lo, hi), eps, delta)
+        if bound > delta:
+            raise NotProved(
+                f"{where}: delta_upper({dirn}) at the recorded upper eps {float(eps)!r} is {float(bound):.6g} > delta"
+            )
+    return eps, "PLD lattice upper bound evaluated at the recorded upper end (%s)" % ", ".join(need)
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+# Proves nothing: the mechanism tuple (q, sigma, steps, direction, delta) of a subsampled-Gaussian check.
+def read_mechanism(chk, where):
+    mech = keys(chk["mechanism"], where + ".mechanism", ("name", "params", "steps"))
+    if mech["name"] != "subsampled-gaussian":
+        raise Malformed(f"field {where}.mechanism.name: {mech['name']!r} is not covered")
+    params = keys(mech["params"], where + ".mechanism.params", ("q", "sigma", "direction"))
+    q = dec(params["q"], where + ".mechanism.params.q")
+    sigma = dec(params["sigma"], where + ".mechanism.params.sigma")
+    if not 0 < q <= 1 or not Fraction(1, 1000) <= sigma <= 10**4:
+        raise Malformed(f"field {where}.mechanism.params: q={params['q']} or sigma={params['sigma']} out of range")
+    if params["direction"] not in ("remove", "add", "both"):
+        raise Malformed(f"field {where}.mechanism.params.direction: {params['direction']!r}")
+    steps = integer(mech["steps"], where + ".mechanism.steps", 1, 10**8)
+    if "delta" not in chk:
+        raise Malformed(f"field {where}.delta: missing")
+    delta = dec(chk["delta"], where + ".delta")
+    if not 0 < delta < 1:
+        raise Malformed(f"field {where}.delta: {chk['delta']} not in (0, 1)")
+    return q, sigma, steps, params["direction"], delta
+
+
+# Proves the check's relation: quantity <= recorded upper <= threshold, or quantity >= lower > threshold.
+def check_one(chk, where, relation):
+    keys(chk, where, ("mechanism", "quantity", "relation", "threshold", "method", "result"), ("delta",))
+    meth = chk["method"]
+    name = meth.get("name") if isinstance(meth, dict) else None
+    if name in REFUSED or name not in COVERED:
+        raise Malformed(f"field {where}.method.name: kind {name!r} is not covered by this kernel")
+    if chk["relation"] != relation or chk["quantity"] != "epsilon":
+        raise Malformed(f"field {where}: relation {chk['relation']!r} / quantity {chk['quantity']!r} unexpected")
+    if name == "pld-upper" and relation != "<=":
+        raise Malformed(f"field {where}.method.name: pld-upper cannot prove {relation!r}")
+    threshold = dec(chk["threshold"], where + ".threshold")
+    end = "upper" if relation == "<=" else "lower"
+    res = keys(chk["result"], where + ".result", (end, end + "_dyadic"), ("lower_unverified", "upper_unverified", "seconds"))
+    exact = dyadic(res[end + "_dyadic"], f"{where}.result.{end}_dyadic")
+    shown = dec(res[end], f"{where}.result.{end}")
+    if (shown < exact) if relation == "<=" else (shown > exact):
+        raise NotProved(f"field {where}.result.{end}: {res[end]} is not {end}_dyadic rounded outward")
+    if (exact > threshold) if relation == "<=" else (exact <= threshold):
+        raise NotProved(f"field {where}.result.{end}_dyadic: {float(exact)!r} does not decide {relation} {chk['threshold']}")
+    mech = read_mechanism(chk, where)
+    bound, how = (check_rdp if name == "rdp-orders" else check_pld_upper)(chk, mech, where)
+    if (bound > exact) if relation == "<=" else (bound < exact):
+        raise NotProved(f"{where}: recomputed {end} {float(bound)!r} is not on the right side of the recorded {float(exact)!r}")
+    return f"{where}: epsilon {relation} {chk['threshold']} proved: recorded {end} {res[end]} ({how})"
+
+
+# Proves the refutation is the claim's mechanism one step below in sigma, with the same question.
+def check_pairing(claim, ref, step):
+    for f in ("quantity", "threshold", "delta"):
+        if claim.get(f) != ref.get(f) or (f in ("threshold", "delta") and f in claim and dec(claim[f], f) != dec(ref[f], f)):
+            raise Malformed(f"field refutation.{f}: {ref.get(f)!r} differs from the claim's {claim.get(f)!r}")
+    cm, rm = claim["mechanism"], ref["mechanism"]
+    if cm.get("name") != rm.get("name") or cm.get("steps") != rm.get("steps"):
+        raise Malformed("field refutation.mechanism: name or steps differ from the claim's")
+    cp, rp = dict(cm.get("params", {})), dict(rm.get("params", {}))
+    cs, rs = cp.pop("sigma", None), rp.pop("sigma", None)
+    if cp != rp:
+        raise Malformed(f"field refutation.mechanism.params: {rp} differ from the claim's {cp}")
+    if dec(rs, "refutation sigma") != dec(cs, "claim sigma") - step:
+        raise Malformed(f"field refutation.mechanism.params.sigma: {rs} is not the claim's sigma {cs} minus step")
+    if claim["method"].get("name") == "rdp-orders" and claim["method"].get("orders") != ref["method"].get("orders"):
+        raise Malformed("field refutation.method.orders: differ from the claim's")
+
+
+# Proves every claim and refutation of the certificate, or raises NotProved / Malformed.
+def recheck(path, pubkey_path=None):
+    cert = strict_json(read_capped(path))
+    if not isinstance(cert, dict):
+        raise Malformed("certificate is not a JSON object")
+    if cert.get("format") != "certdp-certificate/2":
+        raise Malformed(f"field format: {cert.get('format')!r} is not certdp-certificate/2")
+    keys(cert, "certificate", ("format", "body", "digest", "signature"))
+    body = keys(
+        cert["body"],
+        "body",
+        ("certdp_version", "python_flint_version", "flint_version", "created", "claim", "refutation", "step"),
+        ("refutation_missing_reason", "notes"),
+    )
+    signer = check_integrity(cert, load_pubkey(pubkey_path) if pubkey_path else None)
+    step = dec(body["step"], "body.step")
+    if not Fraction(10) ** -12 <= step <= Fraction(1, 10):
+        raise Malformed(f"field body.step: {body['step']} not in [1e-12, 0.1]")
+    checks = [("claim", body["claim"], "<=")]
+    if body["refutation"] is not None:
+        keys(body["refutation"], "refutation", ("mechanism", "quantity", "relation", "threshold", "method", "result"), ("delta",))
+        check_pairing(body["claim"], body["refutation"], step)
+        checks.append(("refutation", body["refutation"], ">"))
+    lines, refused = [signer], []
+    for where, chk, relation in checks:
+        kind = chk.get("method", {}).get("name") if isinstance(chk.get("method"), dict) else None
+        if kind in REFUSED:
+            refused.append(f"{where} kind {kind!r}")
+            continue
+        lines.append(check_one(chk, where, relation))
+    if refused:
+        raise Malformed("not covered by this kernel: " + "; ".join(refused) + " (the other checks were proved)")
+    return lines
+
+
+# Proves nothing: the command line; exit codes 0 (proved), 1 (not proved), 2 (malformed / not covered).
+def main(argv):
+    args = argv[1:]
+    pub = None
+    if len(args) == 3 and args[1] == "--pubkey":
+        pub = args[2]
+    elif len(args) != 1 or args[0].startswith("-"):
+        print("usage: python recheck/recheck.py CERT.json [--pubkey KEY.pub]", file=sys.stderr)
+        return 2
+    try:
+        for line in recheck(args[0], pub):
+            print(line)
+    except NotProved as exc:
+        print(f"NOT PROVED: {exc}", file=sys.stderr)
+        return 1
+    except Malformed as exc:
+        print(f"REFUSED: {exc}", file=sys.stderr)
+        return 2
+    print(f"OK: {args[0]}: every claim and refutation proved")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
