@@ -112,6 +112,8 @@ def writable_path(name: str, value: str) -> Path:
             raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} is not writable")
         if len(os.fsencode(path.name)) > os.pathconf(parent, "PC_NAME_MAX"):
             raise InvalidArgument(f"{name}={fmt_value(value)}: the file name is too long")
+    except InvalidArgument:
+        raise
     except OSError as exc:  # a name too long, a loop of links, ...: one line, not a traceback
         raise InvalidArgument(f"{name}={fmt_value(value)} cannot be used ({exc.strerror})") from None
     except (UnicodeError, ValueError):  # a lone surrogate or a NUL byte: no file system can hold the name
