@@ -31,8 +31,8 @@ from flint import acb, arb, arb_poly, ctx, fmpz_poly
 MAX_FILE = 1 << 20  # bytes of a certificate
 MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
-COVERED = {"rdp-orders", "pld-upper"}
-REFUSED = {"pld-lower", "lattice-upper", "lattice-lower"}
+COVERED = {"rdp-orders", "pld-upper", "pld-lower"}
+REFUSED = {"lattice-upper", "lattice-lower"}
 
 
 class Malformed(Exception):
@@ -354,6 +354,20 @@ def loss_tails(direction: str, q: Fraction, sigma: Fraction, loss: arb) -> tuple
     return phic(-x / s), (1 - qa) * phic(-x / s) + qa * phic((1 - x) / s)
 
 
+# Proves nothing (floats steer the balancing only): (P(L > y), Q(L > y)) in binary64.
+def tails_float(direction: str, q: Fraction, sigma: Fraction, y: float) -> tuple[float, float]:
+    qf, s = float(q), float(sigma)
+    yy = y if direction == "remove" else -y
+    e = math.expm1(yy) + qf
+    if e <= 0:
+        return (1.0, 1.0) if direction == "remove" else (0.0, 0.0)
+    x = s * s * math.log(e / qf) + 0.5
+    tail = lambda z: math.erfc(z / math.sqrt(2)) / 2  # noqa: E731
+    if direction == "remove":
+        return (1 - qf) * tail(x / s) + qf * tail((x - 1) / s), tail(x / s)
+    return tail(-x / s), (1 - qf) * tail(-x / s) + qf * tail((1 - x) / s)
+
+
 # Proves a <= A 2^-b coefficient-wise: the one-step dominating lattice pair's P-masses (mass splitting).
 def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> tuple[list, Fraction]:
     h, offset, lo, hi = lat
@@ -410,14 +424,110 @@ def power(base: tuple, n: int, floor_bits: int, prune_bits: int) -> tuple:
         sq = product(sq, sq, n >> level, floor_bits, prune_bits)
 
 
-# Proves delta_n(eps) <= returned bound for one direction of the lattice pair (hence of the mechanism).
-def pld_delta_upper(
-    direction: str, q: Fraction, sigma: Fraction, steps: int, lat: tuple, eps: Fraction, delta: Fraction
-) -> Fraction:
+# Proves m <= the P-masses of a post-processing of one step, lowered to lattice points (balancing).
+def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> list:
+    h, offset, lo, hi = lat
+    pts = [ball(offset + k * h) for k in range(lo, hi + 1)]
+    tails = [loss_tails(direction, q, sigma, pt) for pt in pts]
+    n, one = len(pts), 1 << 60
+    # cell i = (point i-1, point i] for 1 <= i < n; "cell n" = the mass above the top point
+    p = [arb(0)] + [tails[i - 1][0] - tails[i][0] for i in range(1, n)] + [tails[-1][0]]
+    w = [arb(0)] + [tails[i - 1][1] - tails[i][1] for i in range(1, n)] + [tails[-1][1]]
+    e = [pt.exp() for pt in pts]
+    neg_b = [e[i] * w[i] - p[i] for i in range(n)]  # -B_i >= 0: cell i lies at or below point i
+    a = [p[i + 1] - e[i] * w[i + 1] for i in range(n)]  # A_i >= 0: cell i+1 lies above point i
+
+    def fix(x: arb) -> int:  # a 60-bit dyadic in [0, 1] at or below every point of x
+        return 0 if not x.is_finite() else min(one, max(0, math.floor(low(x, "fraction") * one)))
+
+    # group i takes u_i of cell i and up to 1 - u_{i+1} of cell i+1; balanced iff u_i |B_i| <= (1-u_{i+1}) A_i
+    top = [0] * (n + 1)  # exact balance solved down from the top (stable above the mode)
+    for i in range(n - 1, 0, -1):
+        top[i] = fix((1 - arb(top[i + 1]) / one) * a[i] / neg_b[i])
+    bot = [0] * (n + 1)  # and up from the bottom (stable below it)
+    for i in range(1, n):
+        if bot[i] == 0:
+            bot[i + 1] = one
+            continue
+        rest = 1 - arb(bot[i]) / one * neg_b[i] / a[i]
+        if rest.is_finite() and rest >= 0:
+            bot[i + 1] = fix(rest)
+        else:
+            bot[i], bot[i + 1] = min(bot[i], fix(a[i] / neg_b[i])), 0
+    # meet at a cell m = (x, y] near the mode, cut at c: (c, y] joins group m (balanced from above),
+    # (x, c] joins group m-1 (from below); the floats only choose m and c, the balls check them
+    loss = [float(offset + (lo + i) * h) for i in range(n)]
+    pf = [float(x.mid()) for x in p]
+    mode = max(range(1, n), key=pf.__getitem__)
+
+    def split(m: int, c: float) -> tuple[float, float]:  # float P-, Q-mass of (c, point m]
+        (tp_c, tq_c), (tp_y, tq_y) = tails_float(direction, q, sigma, c), tails_float(direction, q, sigma, loss[m])
+        return tp_c - tp_y, tq_c - tq_y
+
+    def cut(m: int) -> tuple[float, float]:  # the least float cut c balancing group m; float score of meeting at m
+        need = (1 - top[m + 1] / one) * float(a[m].mid())
+        x, y = loss[m - 1], loss[m]
+        if float(neg_b[m].mid()) > need:
+            for _ in range(44):
+                mid = (x + y) / 2
+                pp, ww = split(m, mid)
+                x, y = (x, mid) if math.exp(loss[m]) * ww - pp <= need else (mid, y)
+        pp, ww = split(m, y)
+        a_low = (pf[m] - pp) - math.exp(loss[m - 1]) * (float(w[m].mid()) - ww)
+        u_low = min(bot[m - 1] / one, max(0.0, a_low) / max(float(neg_b[m - 1].mid()), 1e-300))
+        # the lower measure's mean is a constant plus h sum_i u_i p_i: the score is the mass sent up
+        return y, prefix[m - 1] + u_low * pf[m - 1] + pp + suffix[m + 1]
+
+    prefix, suffix = [0.0] * (n + 2), [0.0] * (n + 2)
+    for i in range(n):
+        prefix[i + 1] = prefix[i] + bot[i] / one * pf[i]
+    for i in range(n - 1, -1, -1):
+        suffix[i] = suffix[i + 1] + top[i] / one * pf[i]
+    cands = [m for m in range(max(2, mode - 512), min(n - 1, mode + 512)) if pf[m] > 1e-30]
+    meet = max(cands, key=lambda m: cut(m)[1])
+    c_f = cut(meet)[0]
+    x_pt, y_pt = offset + (lo + meet - 1) * h, offset + (lo + meet) * h
+    c = min(y_pt, x_pt + math.ceil((Fraction(c_f) - x_pt) / h * 2**40) * h / 2**40)
+    nudge = h / 2**40
+    for _ in range(12):  # move c up (a smaller upper piece) until group m is provably balanced
+        tp_c, tq_c = loss_tails(direction, q, sigma, ball(c))
+        p_up, w_up = tp_c - tails[meet][0], tq_c - tails[meet][1]
+        neg_up = e[meet] * w_up - p_up
+        if c == y_pt or neg_up <= (1 - arb(top[meet + 1]) / one) * a[meet]:
+            break
+        c, nudge = min(y_pt, c + nudge), nudge * 16
+    if c == y_pt:
+        p_up, w_up, neg_up = arb(0), arb(0), arb(0)
+    a_low = (p[meet] - p_up) - e[meet - 1] * (w[meet] - w_up)  # A of the lower piece for group m-1
+    u = bot[:meet] + top[meet:]
+    u[0], u[n] = 0, 0
+    u[meet - 1] = min(u[meet - 1], fix(a_low / neg_b[meet - 1]))
+    for i in range(n):  # the witness check: every group is balanced, in ball arithmetic
+        if i == meet:
+            ok = c == y_pt or neg_up <= (1 - arb(u[i + 1]) / one) * a[i]
+        elif i == meet - 1:
+            ok = not u[i] or arb(u[i]) / one * neg_b[i] <= a_low
+        else:
+            ok = not u[i] or arb(u[i]) / one * neg_b[i] <= (1 - arb(u[i + 1]) / one) * a[i]
+        if not ok:
+            raise NotProved(f"balancing at lattice index {lo + i}: group not provably balanced")
+    masses = [arb(u[i]) / one * p[i] + (1 - arb(u[i + 1]) / one) * p[i + 1] for i in range(n)]
+    masses[meet - 1] = arb(u[meet - 1]) / one * p[meet - 1] + (p[meet] - p_up)
+    masses[meet] = p_up + (1 - arb(u[meet + 1]) / one) * p[meet + 1]
+    return [max(0, math.floor(low(m, f"lower mass at lattice index {lo + i}") * 2**b)) for i, m in enumerate(masses)]
+
+
+# Proves delta_n(eps) <= bound (upper) or >= bound (lower) for one direction of the mechanism.
+def pld_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, upper: bool) -> Fraction:
+    q, sigma, steps, _, delta = mech
     h, offset, lo, hi = lat
     floor_bits = max(64, math.ceil(math.log2(1 / delta)) + 56)
     first_bits = floor_bits + (steps * (hi - lo + 1)).bit_length()
-    coeffs, p_inf = one_step_upper(direction, q, sigma, lat, first_bits)
+    if upper:
+        coeffs, p_inf = one_step_upper(direction, q, sigma, lat, first_bits)
+    else:
+        coeffs, p_inf = one_step_lower(direction, q, sigma, lat, first_bits), Fraction(0)
+    # the lower side ignores d: its coefficients are floors of lower ends, pruned ones dropped
     c, start, b, d = power((coeffs, lo, first_bits, 0), steps, floor_bits, floor_bits - 12)
     # points n*offset + K h for K = start + i; delta = sum_{l > eps} C (1 - e^(eps - l)) + D + inf part
     base_loss = steps * offset + start * h
@@ -430,23 +540,28 @@ def pld_delta_upper(
     s0 = sum(tail)
     s1 = arb_poly(tail)((-ball(h)).exp()) if tail else arb(0)
     finite = (arb(s0) - (ball(eps - base_loss - j * h)).exp() * s1) / arb(2) ** b
+    if not upper:
+        return low(finite, f"delta lower bound ({direction})")
     inf_part = -(steps * (-ball(p_inf)).log1p()).expm1()
     return up(finite + ball(Fraction(d, 2**b)) + inf_part, f"delta bound ({direction})")
 
 
-# Proves eps(delta) <= the recorded upper: delta_n(upper) <= delta in every recorded direction.
-def check_pld_upper(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
+# Proves pld-upper: delta_n(upper) <= delta in every direction; pld-lower: delta_n(lower) > delta in one.
+def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
     meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"))
     integer(meth["prec_bits"], where + ".method.prec_bits", 64, 128)
     integer(meth["prune_floor_bits"], where + ".method.prune_floor_bits", 40, 200)
-    q, sigma, steps, direction, delta = mech
+    _, _, steps, direction, delta = mech
     if steps > 10**5:
         raise Malformed(f"field {where}.mechanism.steps: {steps} above the PLD limit 100000")
-    need = ("remove", "add") if direction == "both" else (direction,)
-    lats = keys(meth["lattices"], where + ".method.lattices", need)
-    eps = dyadic(chk["result"].get("upper_dyadic"), where + ".result.upper_dyadic")
+    upper = meth["name"] == "pld-upper"
+    dirs = ("remove", "add") if direction == "both" else (direction,)
+    lats = keys(meth["lattices"], where + ".method.lattices", dirs if upper else (), dirs)
+    if not lats:
+        raise Malformed(f"field {where}.method.lattices: no direction listed")
+    eps = dyadic(chk["result"].get("upper_dyadic" if upper else "lower_dyadic"), where + ".result")
     ctx.prec = max(160, meth["prec_bits"] + 32)
-    for dirn in need:
+    for dirn in lats:
         f = f"{where}.method.lattices.{dirn}"
         lat = keys(lats[dirn], f, ("h", "offset", "lo", "hi"))
         h = dec(lat["h"], f + ".h")
@@ -457,12 +572,18 @@ def check_pld_upper(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
             raise Malformed(f"field {f}.offset: {lat['offset']} is not a multiple of h 2^-40 in [0, h)")
         lo = integer(lat["lo"], f + ".lo", -(2**20), 2**20)
         hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**17)
-        bound = pld_delta_upper(dirn, q, sigma, steps, (h, offset, lo, hi), eps, delta)
-        if bound > delta:
+        bound = pld_delta(dirn, mech, (h, offset, lo, hi), eps, upper)
+        if upper and bound > delta:
             raise NotProved(
-                f"{where}: delta_upper({dirn}) at the recorded upper eps {float(eps)!r} is {float(bound):.6g} > delta"
+                f"{where}: delta_upper({dirn}) at the recorded upper eps {float(eps)!r} is {float(bound):.9g} > delta"
             )
-    return eps, f"PLD lattice upper bound evaluated at the recorded upper end ({', '.join(need)})"
+        if not upper and bound > delta:
+            return eps, f"PLD lattice lower bound at the recorded lower end: delta_lower({dirn}) > delta"
+    if not upper:
+        raise NotProved(
+            f"{where}: delta_lower at the recorded lower eps {float(eps)!r} is not > delta in any listed direction"
+        )
+    return eps, f"PLD lattice upper bound evaluated at the recorded upper end ({', '.join(dirs)})"
 
 
 # ----------------------------------------------------------------------------- checks
@@ -498,8 +619,8 @@ def check_one(chk: dict, where: str, relation: str) -> str:
         raise Malformed(f"field {where}.method.name: kind {name!r} is not covered by this kernel")
     if chk["relation"] != relation or chk["quantity"] != "epsilon":
         raise Malformed(f"field {where}: relation {chk['relation']!r} / quantity {chk['quantity']!r} unexpected")
-    if name == "pld-upper" and relation != "<=":
-        raise Malformed(f"field {where}.method.name: pld-upper cannot prove {relation!r}")
+    if name.startswith("pld") and relation != {"pld-upper": "<=", "pld-lower": ">"}[name]:
+        raise Malformed(f"field {where}.method.name: {name} cannot prove {relation!r}")
     threshold = dec(chk["threshold"], where + ".threshold")
     end = "upper" if relation == "<=" else "lower"
     res = keys(
@@ -514,7 +635,7 @@ def check_one(chk: dict, where: str, relation: str) -> str:
             f"field {where}.result.{end}_dyadic: {float(exact)!r} does not decide {relation} {chk['threshold']}"
         )
     mech = read_mechanism(chk, where)
-    bound, how = (check_rdp if name == "rdp-orders" else check_pld_upper)(chk, mech, where)
+    bound, how = (check_rdp if name == "rdp-orders" else check_pld)(chk, mech, where)
     if (bound > exact) if relation == "<=" else (bound < exact):
         raise NotProved(
             f"{where}: recomputed {end} {float(bound)!r} is not on the right side of the recorded {float(exact)!r}"
