@@ -70,6 +70,7 @@ def read_capped(path: str, cap: int = MAX_FILE) -> bytes:
 
 # Proves the parsed value is what every strict JSON reader sees: no duplicate keys, NaN or huge ints.
 def strict_json(data: bytes) -> Any:
+    # Proves no key occurs twice in one object (two readers could see two different claims).
     def pairs(items: list) -> dict:
         out = {}
         for k, v in items:
@@ -78,6 +79,7 @@ def strict_json(data: bytes) -> Any:
             out[k] = v
         return out
 
+    # Proves nothing: refuses NaN and Infinity.
     def no_constant(name: str) -> None:
         raise Malformed(f"non-finite number {name} in JSON")
 
@@ -86,6 +88,7 @@ def strict_json(data: bytes) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise Malformed(f"not strict UTF-8 JSON ({exc.__class__.__name__})") from None
 
+    # Proves the nesting depth and every integer's magnitude are within the limits.
     def walk(v: Any, depth: int) -> None:
         if depth > MAX_DEPTH:
             raise Malformed(f"JSON nesting deeper than {MAX_DEPTH}")
@@ -284,6 +287,7 @@ def cgf_add_upper(alpha: int, q: Fraction, sigma: Fraction) -> Fraction:
     lo = -s * (40 + 2 * math.sqrt(max(1.0, -t * math.log1p(-float(q)))))
     tail = phic(hi / s) + one_q ** (-t) * phic(-lo / s)
 
+    # Proves the value encloses the integrand phi_s(x) (1 - q + q W(x))^-t on a complex ball.
     def f(x: acb, analytic: bool) -> acb:
         w = ((2 * x - 1) / (2 * acb(s2))).exp()
         base = acb(one_q) + acb(qa) * w
@@ -437,7 +441,8 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
     neg_b = [e[i] * w[i] - p[i] for i in range(n)]  # -B_i >= 0: cell i lies at or below point i
     a = [p[i + 1] - e[i] * w[i + 1] for i in range(n)]  # A_i >= 0: cell i+1 lies above point i
 
-    def fix(x: arb) -> int:  # a 60-bit dyadic in [0, 1] at or below every point of x
+    # Proves the returned 60-bit dyadic (units 2^-60) lies in [0, 1] and at or below every point of x.
+    def fix(x: arb) -> int:
         return 0 if not x.is_finite() else min(one, max(0, math.floor(low(x, "fraction") * one)))
 
     # group i takes u_i of cell i and up to 1 - u_{i+1} of cell i+1; balanced iff u_i |B_i| <= (1-u_{i+1}) A_i
@@ -460,11 +465,13 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
     pf = [float(x.mid()) for x in p]
     mode = max(range(1, n), key=pf.__getitem__)
 
-    def split(m: int, c: float) -> tuple[float, float]:  # float P-, Q-mass of (c, point m]
+    # Proves nothing (floats): the P- and Q-mass of the loss interval (c, point m].
+    def split(m: int, c: float) -> tuple[float, float]:
         (tp_c, tq_c), (tp_y, tq_y) = tails_float(direction, q, sigma, c), tails_float(direction, q, sigma, loss[m])
         return tp_c - tp_y, tq_c - tq_y
 
-    def cut(m: int) -> tuple[float, float]:  # the least float cut c balancing group m; float score of meeting at m
+    # Proves nothing (floats): the least cut c balancing group m, and the score of meeting at m.
+    def cut(m: int) -> tuple[float, float]:
         need = (1 - top[m + 1] / one) * float(a[m].mid())
         x, y = loss[m - 1], loss[m]
         if float(neg_b[m].mid()) > need:
