@@ -472,3 +472,46 @@ def test_tuned_offset_lower_side_is_tight_at_a_hard_edge() -> None:
         bounds = LatticeBounds(pair, 1000, lat, floor)
         low, up = bounds.eps("lower", Fraction(1, 10**5)), bounds.eps("upper", Fraction(1, 10**5))
     assert 0 < up - low <= Fraction(3, 10**5)
+
+
+def test_calibration_solve_slope_ignores_probe_noise() -> None:
+    """_solve's slope (the Newton step's) is the power law at the root when the last two probes
+    sit closer than 1e-3 relative: their difference is then the lattice's noise (a slope of the
+    wrong sign once sent the Newton step from sigma 4.33 to the smallest sigma)."""
+    from certdp.calibrate.pld import _solve
+
+    root, target = 4.33, 1.0
+    calls = [0]
+
+    def f(sigma: float) -> float:
+        calls[0] += 1
+        noise = 3e-4 * (1 if calls[0] % 2 else -1)  # flips sign between neighbouring probes
+        return target * (sigma / root) ** -1.5 - target + noise
+
+    got, slope = _solve(f, target, 1e-3, 1e4, lambda: False)
+    assert abs(got - root) <= 1e-2 * root
+    exact = -1.5 * target / root
+    assert exact * 2 <= slope <= exact / 2
+
+
+@pytest.mark.parametrize(
+    ("q", "steps", "eps", "delta", "step"),
+    [("903/10000", 1, "371/500", "179/200000000", "1e-2"), ("193/5000", 1, "29/10", "113/2000000000", "1e-3")],
+)
+def test_calibration_records_the_lattice_its_upper_end_was_proved_on(q, steps, eps, delta, step) -> None:
+    """Attack finding (issue 34 review): at h = 1/16 (coarse spacing = h) the claim recorded the
+    plain lattice while its upper end came from the tuned lattice the cache served; the recorded
+    lattice must re-prove the recorded upper end exactly."""
+    from certdp.calibrate.pld import calibrate_pld
+    from certdp.notions.pld import LatticeBounds, resolution
+
+    res = calibrate_pld(
+        Fraction(q), steps, Fraction(eps), Fraction(delta), step=step, h=Fraction(1, 16), direction="remove"
+    )
+    floor, _ = resolution(Fraction(delta), steps)
+    with workprec(res.prec_bits):
+        for side in res.claim:
+            again = LatticeBounds(
+                SubsampledGaussian(Fraction(q), res.sigma, side.direction), steps, side.lattice, floor
+            )
+            assert again.eps("upper", Fraction(delta)) == side.upper

@@ -249,7 +249,10 @@ def calibrate_pld(
         sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets)
         k = max(k_min, math.ceil(Fraction(sigma_c) / st))
         if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
-            k = max(k_min, math.ceil((k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st))
+            newton = (k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st
+            # within 2% of the coarse root: the fine and coarse lattices differ by far less, so a
+            # longer step means a bad slope (the walk below then starts from the coarse root)
+            k = max(k_min, math.ceil(min(max(newton, k * Fraction(49, 50)), k * Fraction(51, 50))))
         while True:  # certified probes decide: sigma meets the target, sigma - step does not
             if eps_up(k * st, main, h) <= target:
                 # a proved violation one step below ends the walk (and is the refutation)
@@ -286,24 +289,28 @@ def calibrate_pld(
                 break
             hh = max(MIN_REFINE_H, _next_h(hh, low_miss, eps_up(below, main, hh), target))
         sigma = k * st
+
         # the claim's lower end is informative only (the claim is the upper end): a coarse tuned lattice
-        claim = [
-            SideResult(
-                main,
-                bounds(sigma, main, claim_h, False).lattice,
-                eps_low(sigma, main, coarse_h),
-                eps_up(sigma, main, claim_h),
-            )
-        ]
+        def proved_upper(d_name: str, hh: Fraction) -> tuple[LossLattice, Fraction]:
+            # the upper end and the lattice it was proved on, from ONE LatticeBounds: the cache
+            # may serve a tuned lattice for an upper bound (attack finding: with coarse_h = h the
+            # claim recorded the plain lattice but its upper end came from the tuned one, which
+            # the recorded lattice could not re-prove)
+            up = eps_up(sigma, d_name, hh)
+            return bounds(sigma, d_name, hh, False).lattice, up
+
+        main_lattice, main_up = proved_upper(main, claim_h)
+        claim = [SideResult(main, main_lattice, eps_low(sigma, main, coarse_h), main_up)]
         for other in dirs:
             if other != main:  # coarse if that proves it, else at the claim's h
                 oh = coarse_h if eps_up(sigma, other, coarse_h) <= target else claim_h
-                if eps_up(sigma, other, oh) > target:
+                other_lattice, other_up = proved_upper(other, oh)
+                if other_up > target:
                     raise PrecisionExhausted(
                         f"direction {other} does not meet epsilon={fmt_value(target)} at sigma={fmt_value(sigma)} "
                         f"(the {main} direction does): calibrate that direction alone"
                     )
-                claim.append(SideResult(other, bounds(sigma, other, oh, False).lattice, None, eps_up(sigma, other, oh)))
+                claim.append(SideResult(other, other_lattice, None, other_up))
         if k == k_min:  # nothing a certificate could record below
             reason = (
                 "sigma - step = 0 is no noise at all: there is no smaller sigma on the step lattice to refute"
@@ -447,5 +454,13 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
         xb, gb = xc, gc
         if abs(xb - xa) <= 1e-4 or fc == 0:
             break
-    slope = (pb[1] - pa[1]) / (pb[0] - pa[0]) if pb[0] != pa[0] else -1.0
-    return math.exp(xb), slope
+    root = math.exp(xb)
+    # the secant of the last two probes, unless they sit so close that their difference is the
+    # lattice's noise (measured: q = 0.005, 10^4 steps, eps = 1: probes 1e-5 apart gave a slope
+    # of the wrong sign, and the Newton step went from 4.33 to the smallest sigma); then the
+    # power law eps ~ sigma^-1.5 at the root
+    if pb[0] != pa[0] and abs(pb[0] - pa[0]) >= 1e-3 * root:
+        slope = (pb[1] - pa[1]) / (pb[0] - pa[0])
+    else:
+        slope = -1.5 * target / root
+    return root, min(slope, -1e-300)
