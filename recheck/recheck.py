@@ -279,6 +279,8 @@ def cgf_remove(alpha: int, q: Fraction, sigma: Fraction) -> arb:
 
 # Proves u >= the add-direction CGF K(t) = log E_N0[(1 - q + q W)^-t] (rigorous integral, Gaussian tails).
 def cgf_add_upper(alpha: int, q: Fraction, sigma: Fraction) -> Fraction:
+    if q == 1:  # the Gaussian pair: the reflection x -> 1 - x swaps P and Q (docs/math.md section 1)
+        return up(cgf_remove(alpha, q, sigma), f"CGF at order {alpha}")
     t, qa, s = alpha - 1, ball(q), ball(sigma)
     s2 = s * s
     one_q = 1 - qa
@@ -491,10 +493,12 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
     for i in range(n - 1, -1, -1):
         suffix[i] = suffix[i + 1] + top[i] / one * pf[i]
     cands = [m for m in range(max(2, mode - 512), min(n - 1, mode + 512)) if pf[m] > 1e-30]
+    if not cands:
+        raise NotProved(f"balancing: no cell with mass near the mode of lattice [{lo}, {hi}]")
     meet = max(cands, key=lambda m: cut(m)[1])
     c_f = cut(meet)[0]
     x_pt, y_pt = offset + (lo + meet - 1) * h, offset + (lo + meet) * h
-    c = min(y_pt, x_pt + math.ceil((Fraction(c_f) - x_pt) / h * 2**40) * h / 2**40)
+    c = min(y_pt, max(x_pt, x_pt + math.ceil((Fraction(c_f) - x_pt) / h * 2**40) * h / 2**40))
     nudge = h / 2**40
     for _ in range(12):  # move c up (a smaller upper piece) until group m is provably balanced
         tp_c, tq_c = loss_tails(direction, q, sigma, ball(c))
@@ -725,6 +729,9 @@ def main(argv: list[str]) -> int:
     except Malformed as exc:
         print(f"REFUSED: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # a kernel bug or an exhausted resource never counts as a proof
+        print(f"NOT PROVED: kernel error {exc.__class__.__name__}: {str(exc)[:200]}", file=sys.stderr)
+        return 1
     print("\n".join(lines))
     if refused:
         print(f"REFUSED: {args[0]}: not covered by this kernel: {'; '.join(refused)}", file=sys.stderr)
