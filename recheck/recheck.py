@@ -31,8 +31,9 @@ from flint import acb, arb, arb_poly, ctx, fmpz_poly
 MAX_FILE = 1 << 20  # bytes of a certificate
 MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
-COVERED = {"rdp-orders", "pld-upper", "pld-lower"}
-REFUSED = {"lattice-upper", "lattice-lower"}
+COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper"}
+REFUSED = {"lattice-lower"}
+MAX_TV_CELLS = 1 << 21  # step-lattice cells and epoch-sum points of a TV check
 
 
 class Malformed(Exception):
@@ -394,7 +395,7 @@ def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
 
 
 # Proves X*Y <= result + E (|E| <= D units), from X <= A + E_A and Y <= B + E_B: floor division, pruning.
-def product(x: tuple, y: tuple, copies: int, floor_bits: int, prune_bits: int) -> tuple:
+def product(x: tuple, y: tuple, copies: int, floor_bits: int, prune_bits: int, clamp: int | None = None) -> tuple:
     (a, sa, ba, da), (bq, sb, bb, db) = x, y
     if len(a) + len(bq) > MAX_PRODUCT:
         raise Malformed(f"a composition product needs {len(a) + len(bq)} coefficients (limit {MAX_PRODUCT})")
@@ -405,6 +406,9 @@ def product(x: tuple, y: tuple, copies: int, floor_bits: int, prune_bits: int) -
     err = da * nb + na * db + da * db
     d = -((-err) >> sh) + (len(c) if sh else 0)  # ceil(err / 2^sh) plus one unit per floor
     c = [int(v) >> sh for v in c]
+    if clamp is not None and len(c) > clamp - sa - sb + 1:  # TV only: indices above clamp lowered to it
+        top = clamp - sa - sb
+        c = [*c[:top], sum(c[top:])]
     allow = (1 << max(0, b - prune_bits)) // max(1, copies)  # prune at most this much per end
     left, dropped = 0, 0
     while left < len(c) - 1 and dropped + c[left] <= allow:
@@ -418,16 +422,16 @@ def product(x: tuple, y: tuple, copies: int, floor_bits: int, prune_bits: int) -
 
 
 # Proves the n-fold composition <= result + E (exact integer binary powering with directed rounding).
-def power(base: tuple, n: int, floor_bits: int, prune_bits: int) -> tuple:
+def power(base: tuple, n: int, floor_bits: int, prune_bits: int, clamp: int | None = None) -> tuple:
     result, sq, k, level = None, base, n, 0
     while True:
         if k & 1:
-            result = sq if result is None else product(result, sq, 1, floor_bits, prune_bits)
+            result = sq if result is None else product(result, sq, 1, floor_bits, prune_bits, clamp)
         k >>= 1
         level += 1
         if not k:
             return result
-        sq = product(sq, sq, n >> level, floor_bits, prune_bits)
+        sq = product(sq, sq, n >> level, floor_bits, prune_bits, clamp)
 
 
 # Proves m <= the P-masses of a post-processing of one step, lowered to lattice points (balancing).
@@ -597,6 +601,96 @@ def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
     return eps, f"PLD lattice upper bound evaluated at the recorded upper end ({', '.join(dirs)})"
 
 
+# ----------------------------------------------------------------------------- TV (docs/math.md 8, 9.6)
+
+
+# Proves TV(P^E, Q^E) <= bound for random allocation: mean-keeping splits, clamps, dropped mass (9.6).
+def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fraction, grid: tuple) -> Fraction:
+    l_min, l_max, eta = grid
+    t = 1 / ball(sigma)
+    k_cap = int(cap / h)
+    # 1. each step value Y (lognormal under Q) split between the ends of its cell [(k-1)h, kh], kept mean;
+    #    Y above cap clamped down to cap (a lower Lambda); masses rounded down (dropped mass)
+    pts = [ball(k * h) for k in range(1, k_cap + 1)]
+    cdf = [arb(0)] + [phic(-(pt.log() + t * t / 2) / t) for pt in pts]  # P(Y <= kh)
+    part = [arb(0)] + [phic(-(pt.log() - t * t / 2) / t) for pt in pts]  # E[Y; Y <= kh]
+    mass = [arb(0)] * (k_cap + 1)
+    hb = ball(h)
+    for k in range(1, k_cap + 1):
+        m, mu = cdf[k] - cdf[k - 1], part[k] - part[k - 1]
+        mass[k - 1] += (k * hb * m - mu) / hb
+        mass[k] += (mu - (k - 1) * hb * m) / hb
+    mass[k_cap] += 1 - cdf[k_cap]
+    b0 = 64 + (steps * (k_cap + 1)).bit_length()
+    step_pmf = [max(0, math.floor(low(m, "step mass") * 2**b0)) for m in mass]
+    # 2. the epoch sum S = sum of M step values on hZ; a partial sum above the final clamp is lowered to it
+    j_lo, j_hi = math.ceil(math.log(l_min) / eta) + 1, math.floor(math.log(l_max) / eta) - 1
+    e_top = (j_hi * ball(eta)).exp()
+    clamp = math.ceil(up(e_top * steps / hb, "clamp") + 1)
+    s_pmf, start, b, _ = power((step_pmf, 0, b0, 0), steps, 64, 50, clamp)
+    # 3. each epoch value v = S/M split between grid points e^(j eta) (or 0 and the lowest point), kept mean
+    grid_pts = [(j * ball(eta)).exp() for j in range(j_lo, j_hi + 1)]
+    r = [0] * (j_hi - j_lo + 1)
+    one = 1 << 64
+    for i, c in enumerate(s_pmf):
+        k = start + i
+        if not c:
+            continue
+        v = ball(Fraction(k) * h / steps)
+        if k >= clamp - 1 or v >= e_top:
+            r[-1] += c  # v >= e^(j_hi eta): lowered to it
+            continue
+        j = math.floor(math.log(float(k * h / steps)) / eta) if k else j_lo - 1
+        if j < j_lo:  # v below the lowest point: split between 0 (dropped) and the lowest point
+            lo_pt, hi_pt, jj = arb(0), grid_pts[0], -1
+        else:
+            jj = min(j, j_hi - 1) - j_lo
+            lo_pt, hi_pt = grid_pts[jj], grid_pts[jj + 1]
+        f = (v - lo_pt) / (hi_pt - lo_pt)
+        if not (f >= 0 and f <= 1):
+            raise NotProved(f"epoch value {k} h / M: grid cell not decided at {ctx.prec} bits")
+        f_lo, f_hi = math.floor(low(f, "f") * one), math.ceil(up(f, "f") * one)
+        r[jj + 1] += (c * f_lo) >> 64
+        if jj >= 0:
+            r[jj] += (c * (one - f_hi)) >> 64
+    # 4. grid indices add over epochs; TV <= 1 - sum_k b_k min(1, e^(k eta))
+    bk, start, b, _ = power((r, j_lo, b, 0), epochs, 64, 50)
+    first_pos = max(0, -start)  # coefficient index of grid index 0
+    ge = sum(bk[first_pos:])
+    neg = [0] * max(0, first_pos - len(bk)) + bk[:first_pos][::-1]  # grid indices -1, -2, ...
+    below = arb_poly([0, *neg])((-ball(eta)).exp()) if neg else arb(0)
+    return up(1 - (arb(ge) + below) / arb(2) ** b, "TV upper bound")
+
+
+# Proves tv <= recorded upper for a lattice-upper check (the grid is a hint: any valid grid is sound).
+def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
+    mech = keys(chk["mechanism"], where + ".mechanism", ("name", "params"))
+    params = keys(mech["params"], where + ".mechanism.params", ("steps", "epochs", "sigma"))
+    steps, epochs = dec(params["steps"], where + ".steps"), dec(params["epochs"], where + ".epochs")
+    sigma = dec(params["sigma"], where + ".mechanism.params.sigma")
+    if steps.denominator != 1 or epochs.denominator != 1 or not (1 <= steps <= 2000 and 1 <= epochs <= 1000):
+        raise Malformed(f"field {where}.mechanism.params: steps {params['steps']} or epochs {params['epochs']}")
+    if not Fraction(1, 1000) <= sigma <= 10**4:
+        raise Malformed(f"field {where}.mechanism.params.sigma: {params['sigma']} out of range")
+    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "grid"))
+    integer(meth["prec_bits"], where + ".method.prec_bits", 53, 128)
+    g = keys(
+        meth["grid"], where + ".method.grid", ("h", "cap", "l_min", "l_max", "eta"), ("scheme", "tail_k", "coarsen")
+    )
+    h, cap, eta = (dec(g[f], f"{where}.method.grid.{f}") for f in ("h", "cap", "eta"))
+    l_min, l_max = dec(g["l_min"], where + ".l_min"), dec(g["l_max"], where + ".l_max")
+    for name, x in (("h", h), ("eta", eta)):
+        if x.numerator != 1 or x.denominator & (x.denominator - 1) or x.denominator > 2**40:
+            raise Malformed(f"field {where}.method.grid.{name}: {g[name]} is not a power of two in [2^-40, 1]")
+    if not (0 < l_min < 1 < l_max) or (cap / h).denominator != 1 or not 0 < cap <= 10**6:
+        raise Malformed(f"field {where}.method.grid: cap {g['cap']}, l_min {g['l_min']} or l_max {g['l_max']}")
+    if cap / h > MAX_TV_CELLS or l_max * steps / h > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
+        raise Malformed(f"field {where}.method.grid: more than {MAX_TV_CELLS} cells (this kernel's TV limit)")
+    ctx.prec = 160
+    bound = tv_upper(int(steps), int(epochs), sigma, h, cap, (float(l_min), float(l_max), float(eta)))
+    return bound, "TV lattice upper bound (scheme 1 splits on the recorded h, eta, cap)"
+
+
 # ----------------------------------------------------------------------------- checks
 
 
@@ -628,9 +722,10 @@ def check_one(chk: dict, where: str, relation: str) -> str:
     name = meth.get("name") if isinstance(meth, dict) else None
     if name in REFUSED or name not in COVERED:
         raise Malformed(f"field {where}.method.name: kind {name!r} is not covered by this kernel")
-    if chk["relation"] != relation or chk["quantity"] != "epsilon":
+    quantity = "tv" if name == "lattice-upper" else "epsilon"
+    if chk["relation"] != relation or chk["quantity"] != quantity or (quantity == "tv") == ("delta" in chk):
         raise Malformed(f"field {where}: relation {chk['relation']!r} / quantity {chk['quantity']!r} unexpected")
-    if name.startswith("pld") and relation != {"pld-upper": "<=", "pld-lower": ">"}[name]:
+    if name != "rdp-orders" and relation != {"pld-upper": "<=", "pld-lower": ">", "lattice-upper": "<="}[name]:
         raise Malformed(f"field {where}.method.name: {name} cannot prove {relation!r}")
     threshold = dec(chk["threshold"], where + ".threshold")
     end = "upper" if relation == "<=" else "lower"
@@ -645,13 +740,15 @@ def check_one(chk: dict, where: str, relation: str) -> str:
         raise NotProved(
             f"field {where}.result.{end}_dyadic: {float(exact)!r} does not decide {relation} {chk['threshold']}"
         )
-    mech = read_mechanism(chk, where)
-    bound, how = (check_rdp if name == "rdp-orders" else check_pld)(chk, mech, where)
+    if name == "lattice-upper":
+        bound, how = check_tv(chk, where)
+    else:
+        bound, how = (check_rdp if name == "rdp-orders" else check_pld)(chk, read_mechanism(chk, where), where)
     if (bound > exact) if relation == "<=" else (bound < exact):
         raise NotProved(
             f"{where}: recomputed {end} {float(bound)!r} is not on the right side of the recorded {float(exact)!r}"
         )
-    return f"{where}: epsilon {relation} {chk['threshold']} proved: recorded {end} {res[end]} ({how})"
+    return f"{where}: {quantity} {relation} {chk['threshold']} proved: recorded {end} {res[end]} ({how})"
 
 
 # Proves the refutation is the claim's mechanism one step below in sigma, with the same question.
