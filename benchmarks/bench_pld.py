@@ -65,6 +65,28 @@ the ratios are from one run):
 that much). The target "no slower than dp_accounting, within 2x on each row" is met on two rows
 only; the 1e5- and 1e6-step rows end with exit 3 (the bulk lattice needs more than 2^17 cells
 below h = 2.7e-5; docs/math.md §10, "Bulk and tails").
+
+After the second pass (2026-12-05, certdp at a1a6bda: rounds intersected, the offset search's
+wider window, per-product fixed-point units of 64-70 bits, the galloping prune; `python
+benchmarks/bench_pld.py --rows 0,1,4,5,6,7,8 --no-calibration`, on the 2-core machine while
+three other jobs ran: absolute times are ~3-4x an idle machine's, the ratios are from one run):
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio |
+|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3931445, 2.3932745] | 5.4e-05 | 8.6 | 2.3932926 ABOVE | 1.3 | 6.8 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8225619, 2.8226982] | 4.8e-05 | 8.9 | 2.8227308 ABOVE | 0.5 | 18.0 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993656, 2.3994730] | 4.5e-05 | 1.8 | 2.3994394 | 1.1 | 1.7 |
+| 0.004, 0.52, 2500, 1e-5 | [7.9825521, 7.9827825] | 2.9e-05 | 24.4 | 7.9827705 | 3.5 | 6.9 |
+| 0.1, 1.5, 100, 1e-5 | [3.5357651, 3.5359225] | 4.5e-05 | 2.3 | 3.5358703 | 1.0 | 2.3 |
+| 0.05, 1.0, 50, 1e-6 | [3.2013039, 3.2015580] | 7.9e-05 | 0.8 | 3.2014734 | 1.3 | 0.6 |
+| 0.001, 2.0, 1000, 1e-8 | [0.0799621, 0.0799663] | 5.3e-05 | 4.7 | 0.0801814 ABOVE | 0.1 | 84 |
+
+An A/B of the CIFAR-10 row alone (same load, two runs each: `pld_bounds` at the default target)
+gave 3.36 s before the per-product units and 2.70 s after; with dp_accounting at 0.3 s on the
+idle machine that is a ratio of about 9. The q = 0.001, sigma = 0.8 row at 1e5 steps now meets
+the target: [3.5178743, 3.5180429] (width 4.8e-5, four rounds, 71 s at d703c64, before the
+per-product units); at 1e6 steps it still ends with exit 3 (width 2.2e-4 at h = 5e-5, where
+the products pass 2^20 coefficients; 70 s).
 """
 
 from __future__ import annotations
