@@ -33,7 +33,7 @@ MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
 COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper"}
 REFUSED = {"lattice-lower"}
-MAX_TV_CELLS = 1 << 21  # step-lattice cells and epoch-sum points of a TV check
+MAX_TV_CELLS = 1 << 22  # step-lattice cells and epoch-sum points of a TV check
 
 
 class Malformed(Exception):
@@ -611,18 +611,16 @@ def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
     k_cap = int(cap / h)
     # 1. each step value Y (lognormal under Q) split between the ends of its cell [(k-1)h, kh], kept mean;
     #    Y above cap clamped down to cap (a lower Lambda); masses rounded down (dropped mass)
-    pts = [ball(k * h) for k in range(1, k_cap + 1)]
-    cdf = [arb(0)] + [phic(-(pt.log() + t * t / 2) / t) for pt in pts]  # P(Y <= kh)
-    part = [arb(0)] + [phic(-(pt.log() - t * t / 2) / t) for pt in pts]  # E[Y; Y <= kh]
-    mass = [arb(0)] * (k_cap + 1)
-    hb = ball(h)
-    for k in range(1, k_cap + 1):
-        m, mu = cdf[k] - cdf[k - 1], part[k] - part[k - 1]
-        mass[k - 1] += (k * hb * m - mu) / hb
-        mass[k] += (mu - (k - 1) * hb * m) / hb
-    mass[k_cap] += 1 - cdf[k_cap]
     b0 = 64 + (steps * (k_cap + 1)).bit_length()
-    step_pmf = [max(0, math.floor(low(m, "step mass") * 2**b0)) for m in mass]
+    hb, half = ball(h), t * t / 2
+    step_pmf, carry, cdf0, part0 = [], arb(0), arb(0), arb(0)
+    for k in range(1, k_cap + 1):
+        ln_y = (k * hb).log()
+        cdf1, part1 = phic(-(ln_y + half) / t), phic(-(ln_y - half) / t)  # P(Y <= kh), E[Y; Y <= kh]
+        m, mu = cdf1 - cdf0, part1 - part0
+        step_pmf.append(max(0, math.floor(low(carry + (k * hb * m - mu) / hb, "step mass") * 2**b0)))
+        carry, cdf0, part0 = (mu - (k - 1) * hb * m) / hb, cdf1, part1
+    step_pmf.append(max(0, math.floor(low(carry + 1 - cdf0, "step mass") * 2**b0)))
     # 2. the epoch sum S = sum of M step values on hZ; a partial sum above the final clamp is lowered to it
     j_lo, j_hi = math.ceil(math.log(l_min) / eta) + 1, math.floor(math.log(l_max) / eta) - 1
     e_top = (j_hi * ball(eta)).exp()

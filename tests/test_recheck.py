@@ -127,10 +127,12 @@ def test_committed_pld_certificate_is_accepted() -> None:
     assert "delta_lower(remove) > delta" in res.stdout
 
 
-def test_random_allocation_is_refused_naming_the_kind() -> None:
+def test_random_allocation_claim_is_proved_and_its_refutation_refused() -> None:
+    """The TV claim (lattice-upper) is proved; the refutation's kind (lattice-lower) is named and exits 2."""
     res = run(TV, PROJECT_PUB)
-    assert res.returncode == 2
-    assert "'lattice-upper'" in res.stderr and "'lattice-lower'" in res.stderr
+    assert res.returncode == 2, res.stderr
+    assert "claim: tv <= 0.1 proved" in res.stdout
+    assert "refutation kind 'lattice-lower'" in res.stderr
 
 
 # ------------------------------------------------------------------- tampering
@@ -253,6 +255,26 @@ def test_tampered_pld_certificate_is_rejected(edit, test_key, tmp_path: Path) ->
     res = run(path, pub)
     assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
     assert "delta" in res.stderr
+
+
+def tv_lower_sigma(body: dict) -> None:
+    """Random allocation with sigma lowered by 0.05 in the claim and the refutation: TV > 0.1 there."""
+    for part in ("claim", "refutation"):
+        p = body[part]["mechanism"]["params"]
+        p["sigma"] = shift(p["sigma"], "-0.05")
+
+
+def tv_coarse_grid(body: dict) -> None:
+    """A valid but coarse grid hint (h = 2^-5, eta = 2^-9): the bound no longer reaches the recorded upper."""
+    body["claim"]["method"]["grid"].update(h="0.03125", eta="0.001953125", cap="104.875")
+
+
+@pytest.mark.parametrize("edit", [tv_lower_sigma, tv_coarse_grid])
+def test_tampered_tv_claim_is_rejected(edit, test_key, tmp_path: Path) -> None:
+    key, pub = test_key
+    res = run(resign(TV, edit, key, tmp_path / "c.json"), pub)
+    assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
+    assert "recomputed upper" in res.stderr
 
 
 # ------------------------------------------------------------------- malformed input
