@@ -33,7 +33,7 @@ MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
 COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper"}
 REFUSED = {"lattice-lower"}
-MAX_TV_CELLS = 1 << 22  # step-lattice cells and epoch-sum points of a TV check
+MAX_TV_CELLS = 1 << 21  # step-lattice cells and epoch-sum points (half a product) of a TV check
 
 
 class Malformed(Exception):
@@ -682,7 +682,7 @@ def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
             raise Malformed(f"field {where}.method.grid.{name}: {g[name]} is not a power of two in [2^-40, 1]")
     if not (0 < l_min < 1 < l_max) or (cap / h).denominator != 1 or not 0 < cap <= 10**6:
         raise Malformed(f"field {where}.method.grid: cap {g['cap']}, l_min {g['l_min']} or l_max {g['l_max']}")
-    if cap / h > MAX_TV_CELLS or l_max * steps / h > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
+    if cap / h > MAX_TV_CELLS or l_max * steps / h + 2 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
         raise Malformed(f"field {where}.method.grid: more than {MAX_TV_CELLS} cells (this kernel's TV limit)")
     ctx.prec = 160
     bound = tv_upper(int(steps), int(epochs), sigma, h, cap, (float(l_min), float(l_max), float(eta)))
