@@ -783,6 +783,23 @@ def recheck(path: str, pubkey_path: str | None = None) -> tuple[list[str], list[
         ("certdp_version", "python_flint_version", "flint_version", "created", "claim", "refutation", "step"),
         ("refutation_missing_reason", "notes"),
     )
+    fields = ("mechanism", "quantity", "relation", "threshold", "method", "result")
+    for where in ("claim", "refutation"):
+        if body[where] is not None or where == "claim":
+            keys(body[where], where, fields, ("delta",))
+            keys(body[where]["mechanism"], where + ".mechanism", ("name", "params"), ("steps",))
+            keys(
+                body[where]["method"],
+                where + ".method",
+                ("name", "prec_bits"),
+                ("orders", "lattices", "grid", "prune_floor_bits"),
+            )
+            keys(
+                body[where]["mechanism"]["params"],
+                where + ".mechanism.params",
+                (),
+                tuple(body[where]["mechanism"]["params"]),
+            )
     signer = check_integrity(cert, load_pubkey(pubkey_path) if pubkey_path else None)
     step = dec(body["step"], "body.step")
     if not Fraction(10) ** -12 <= step <= Fraction(1, 10):
