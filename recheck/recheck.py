@@ -31,8 +31,8 @@ from flint import acb, arb, arb_poly, ctx, fmpz_poly
 MAX_FILE = 1 << 20  # bytes of a certificate
 MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
-COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper"}
-REFUSED = {"lattice-lower"}
+COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper", "lattice-lower"}
+REFUSED: set = set()
 MAX_TV_CELLS = 1 << 21  # step-lattice cells and epoch-sum points (half a product) of a TV check
 
 
@@ -660,7 +660,102 @@ def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
     return up(1 - (arb(ge) + below) / arb(2) ** b, "TV upper bound")
 
 
-# Proves tv <= recorded upper for a lattice-upper check (the grid is a hint: any valid grid is sound).
+# Proves TV(P^E, Q^E) >= bound for random allocation: a post-processing with certified conditional means (9.7).
+def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fraction, grid: tuple) -> Fraction:
+    l_min, eta = grid
+    t, tf, hf = 1 / ball(sigma), float(1 / sigma), float(h)
+    half, hb = t * t / 2, ball(h)
+
+    # Proves nothing (floats steer the cells): (P(Y <= y), E[Y; Y <= y]) in binary64.
+    def cdf_f(y: float) -> tuple[float, float]:
+        if y <= 0:
+            return 0.0, 0.0
+        z = math.log(y) / tf
+        return math.erfc(-(z + tf / 2) / math.sqrt(2)) / 2, math.erfc(-(z - tf / 2) / math.sqrt(2)) / 2
+
+    # 1. cells (b_{k-1}, b_k] of a step value Y, each output kh at or above its conditional mean (checked)
+    k_cap = int(cap / h)
+    b0 = 64 + (steps * (k_cap + 1)).bit_length()
+    a, fa, ga = Fraction(0), arb(0), arb(0)
+    pmf, excess = [0], 1  # excess: what the floors and dropped cells leave out, in units 2^-b0
+    for k in range(1, k_cap + 1):
+        fa_f, ga_f = cdf_f(float(a))
+        x, y = float(a), float(a) + 4 * hf
+        for _ in range(48):  # the widest float cell whose mean stays below kh
+            mid = (x + y) / 2
+            f_m, g_m = cdf_f(mid)
+            x, y = (mid, y) if g_m - ga_f <= k * hf * (f_m - fa_f) else (x, mid)
+        b = max(a, Fraction(math.floor(x / hf * 2**40) - 2**12, 2**40) * h)
+        for i in range(8):  # shrink until the ball check proves E[Y | cell] <= kh
+            fb, gb = phic(-(ball(b).log() + half) / t), phic(-(ball(b).log() - half) / t)
+            if b == a or gb - ga <= k * hb * (fb - fa):
+                break
+            b = a if i == 7 else b - (b - a) / 2**20 * 16**i
+        if b == a:
+            pmf.append(0)
+            continue
+        m = fb - fa
+        pmf.append(max(0, math.floor(low(m, "cell mass") * 2**b0)))
+        excess += math.ceil(up(m, "cell mass") * 2**b0) - pmf[-1]
+        a, fa, ga = b, fb, gb
+    tail_p, ratio = 1 - fa, (1 - ga) / (1 - fa)  # the last cell (a, inf): output its mean rounded up to hZ
+    if ratio.is_finite() and tail_p > 0 and up(ratio, "tail mean") < 2 * cap + 1:
+        idx = math.ceil(up(ratio, "tail mean") / h)
+        pmf += [0] * (idx + 1 - len(pmf))
+        pmf[idx] += math.floor(low(tail_p, "tail") * 2**b0)
+        excess += math.ceil(up(tail_p, "tail") * 2**b0) - math.floor(low(tail_p, "tail") * 2**b0)
+    else:
+        excess += math.ceil(up(tail_p, "tail") * 2**b0)
+    # 2. the epoch sum S of the outputs on hZ: true masses = coefficients + E, |E| <= d units
+    s_pmf, start, b, d = power((pmf, 0, b0, excess), steps, 80, 70)
+    # 3. atoms of S/M swept upwards into groups whose true mean is certified <= e^(j eta); a group
+    #    that cannot be certified is dropped (its own output, left out of the sum)
+    unit, etaf = h / steps, float(eta)
+    j_min = math.floor(math.log(l_min) / etaf)
+    r, group = {}, [0, 0, 0]  # group: Q-mass, sum of mass x atom index, largest atom index
+
+    # Proves the group's true conditional mean of S/M is <= e^(j eta) (errors E counted at its top atom).
+    def close(j: int) -> None:
+        s0, s1, k_top = group
+        g = (j * ball(eta)).exp()
+        if s0 and ball(unit) * s1 + d * abs(ball(unit) * k_top - g) <= g * s0:
+            r[j] = r.get(j, 0) + s0
+        group[:] = [0, 0, 0]
+
+    j = None
+    for i, c in enumerate(s_pmf):
+        k = start + i
+        if c == 0:
+            continue
+        v = k * float(unit)
+        if j is None:
+            j = max(j_min, math.ceil(math.log(v) / etaf) if v > 0 else j_min)
+        while c:
+            g = math.exp(j * etaf) * (1 - 2**-40)
+            if v <= g or (group[1] + c * k) * float(unit) <= g * (group[0] + c):
+                group[:] = [group[0] + c, group[1] + c * k, k]
+                break
+            part = max(0, min(c - 1, math.floor((g * group[0] - group[1] * float(unit)) / (v - g))))
+            if part:
+                group[:] = [group[0] + part, group[1] + part * k, k]
+            close(j)
+            c -= part
+            j = max(j + 1, math.ceil(math.log(v) / etaf))
+    close(j)
+    if not r:
+        return Fraction(0)
+    # 4. grid indices add over epochs; TV >= sum_{k < 0} b_k (1 - e^(k eta))
+    j_lo = min(r)
+    bk, start, b, _ = power(([r.get(i, 0) for i in range(j_lo, max(r) + 1)], j_lo, b, 0), epochs, 80, 70)
+    first_pos = max(0, -start)
+    neg = [0] * max(0, first_pos - len(bk)) + bk[:first_pos][::-1]  # grid indices -1, -2, ...
+    if not neg:
+        return Fraction(0)
+    below = arb_poly([0, *neg])((-ball(eta)).exp())
+    return low((arb(sum(neg)) - below) / arb(2) ** b, "TV lower bound")
+
+
+# Proves tv <= bound (lattice-upper) or tv >= bound (lattice-lower); the grid is a hint, any valid grid is sound.
 def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
     mech = keys(chk["mechanism"], where + ".mechanism", ("name", "params"))
     params = keys(mech["params"], where + ".mechanism.params", ("steps", "epochs", "sigma"))
@@ -685,6 +780,9 @@ def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
     if cap / h > MAX_TV_CELLS or l_max * steps / h + 2 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
         raise Malformed(f"field {where}.method.grid: more than {MAX_TV_CELLS} cells (this kernel's TV limit)")
     ctx.prec = 160
+    if meth["name"] == "lattice-lower":
+        bound = tv_lower(int(steps), int(epochs), sigma, h, cap, (float(l_min), eta))
+        return bound, "TV lattice lower bound (centred cells and grouped epoch sums on the recorded h, eta, cap)"
     bound = tv_upper(int(steps), int(epochs), sigma, h, cap, (float(l_min), float(l_max), float(eta)))
     return bound, "TV lattice upper bound (scheme 1 splits on the recorded h, eta, cap)"
 
@@ -720,10 +818,11 @@ def check_one(chk: dict, where: str, relation: str) -> str:
     name = meth.get("name") if isinstance(meth, dict) else None
     if name in REFUSED or name not in COVERED:
         raise Malformed(f"field {where}.method.name: kind {name!r} is not covered by this kernel")
-    quantity = "tv" if name == "lattice-upper" else "epsilon"
+    quantity = "tv" if name.startswith("lattice") else "epsilon"
     if chk["relation"] != relation or chk["quantity"] != quantity or (quantity == "tv") == ("delta" in chk):
         raise Malformed(f"field {where}: relation {chk['relation']!r} / quantity {chk['quantity']!r} unexpected")
-    if name != "rdp-orders" and relation != {"pld-upper": "<=", "pld-lower": ">", "lattice-upper": "<="}[name]:
+    sides = {"pld-upper": "<=", "pld-lower": ">", "lattice-upper": "<=", "lattice-lower": ">"}
+    if name != "rdp-orders" and relation != sides[name]:
         raise Malformed(f"field {where}.method.name: {name} cannot prove {relation!r}")
     threshold = dec(chk["threshold"], where + ".threshold")
     end = "upper" if relation == "<=" else "lower"
@@ -738,7 +837,7 @@ def check_one(chk: dict, where: str, relation: str) -> str:
         raise NotProved(
             f"field {where}.result.{end}_dyadic: {float(exact)!r} does not decide {relation} {chk['threshold']}"
         )
-    if name == "lattice-upper":
+    if quantity == "tv":
         bound, how = check_tv(chk, where)
     else:
         bound, how = (check_rdp if name == "rdp-orders" else check_pld)(chk, read_mechanism(chk, where), where)
