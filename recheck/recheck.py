@@ -714,12 +714,15 @@ def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
     j_min = math.floor(math.log(l_min) / etaf)
     r, group = {}, [0, 0, 0]  # group: Q-mass, sum of mass x atom index, largest atom index
 
-    # Proves the group's true conditional mean of S/M is <= e^(j eta) (errors E counted at its top atom).
+    # Proves the group's true conditional mean of S/M is <= e^(j' eta), j' = j or j + 1 (errors E counted at
+    # its top atom); a group too light to absorb E at j is placed one grid point higher, else dropped.
     def close(j: int) -> None:
         s0, s1, k_top = group
-        g = (j * ball(eta)).exp()
-        if s0 and ball(unit) * s1 + d * abs(ball(unit) * k_top - g) <= g * s0:
-            r[j] = r.get(j, 0) + s0
+        for jj in (j, j + 1):
+            g = (jj * ball(eta)).exp()
+            if s0 and ball(unit) * s1 + d * abs(ball(unit) * k_top - g) <= g * s0:
+                r[jj] = r.get(jj, 0) + s0
+                break
         group[:] = [0, 0, 0]
 
     j = None
