@@ -515,3 +515,22 @@ def test_calibration_records_the_lattice_its_upper_end_was_proved_on(q, steps, e
                 SubsampledGaussian(Fraction(q), res.sigma, side.direction), steps, side.lattice, floor
             )
             assert again.eps("upper", Fraction(delta)) == side.upper
+
+
+@given(st.integers(1, 5000), st.integers(1, 5000), st.integers(1, 20))
+@settings(max_examples=200, deadline=None)
+def test_calibration_gallop_finds_the_change_in_few_probes(start: int, edge: int, k_min: int) -> None:
+    """_gallop ends where a monotone ``meets`` changes (or at k_min), with O(log) probes, from a
+    start on either side of the change (a walk of single steps took thousands of probes)."""
+    from certdp.calibrate.pld import _gallop
+
+    calls = []
+
+    def meets(k: int) -> bool:
+        calls.append(k)
+        return k >= edge
+
+    k_max = 10_000
+    got = _gallop(meets, max(start, k_min), k_min, k_max)
+    assert got == max(edge, k_min)
+    assert len(calls) <= 4 * (abs(max(start, k_min) - got) + 1).bit_length() + 4

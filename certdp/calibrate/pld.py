@@ -253,15 +253,7 @@ def calibrate_pld(
             # within 2% of the coarse root: the fine and coarse lattices differ by far less, so a
             # longer step means a bad slope (the walk below then starts from the coarse root)
             k = max(k_min, math.ceil(min(max(newton, k * Fraction(49, 50)), k * Fraction(51, 50))))
-        while True:  # certified probes decide: sigma meets the target, sigma - step does not
-            if eps_up(k * st, main, h) <= target:
-                # a proved violation one step below ends the walk (and is the refutation)
-                below = (k - 1) * st
-                if k > k_min and eps_low(below, main, h) <= target and eps_up(below, main, h) <= target:
-                    k -= 1
-                    continue
-                break
-            k += 1
+        k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
         sigma = k * st
         if sigma < MIN_SIGMA or sigma > MAX_SIGMA:
             raise LimitExceeded(
@@ -280,7 +272,10 @@ def calibrate_pld(
                     refutation = [SideResult(main, miss_bounds.lattice, low_miss, miss_bounds.eps("upper", d))]
                     break
                 if eps_up(below, main, hh) <= target:
-                    k, claim_h = k - 1, hh
+                    # the finer lattice proves the target further down: gallop to where it stops
+                    # (single steps took thousands of probes from a claim far above the least)
+                    k = _gallop(lambda kk, at=hh: eps_up(kk * st, main, at) <= target, k - 1, k_min, k)
+                    claim_h = hh
                     continue
             except LimitExceeded as exc:
                 reason = f"the lattice at h = {hh} cannot be formed ({exc})"
@@ -351,6 +346,42 @@ def calibrate_pld(
         seconds=time.perf_counter() - start,
         probes=probes,
     )
+
+
+def _gallop(meets: Callable[[int], bool], k: int, k_min: int, k_max: int) -> int:
+    """The least k' >= k_min found with meets(k') proved and meets(k' - 1) not (k' = k_min when
+    it meets): from k, steps of 1, 2, 4, ... toward the change of ``meets``, then bisection.
+
+    Why: a walk of single steps from a poor start took thousands of probes (q = 0.01, 10^4
+    steps, eps = 1: the coarse root was 8.45 at a lattice far coarser than one step's losses, and
+    the walk went down by 1e-4 per probe). The answer is only as good as ``meets`` is monotone
+    (eps_upper in sigma nearly is); every returned k meets the target by a certified probe.
+
+    Contract: meets(result) was True; result == k_min or meets(result - 1) was False;
+    LimitExceeded when not even k_max meets.
+    """
+    if meets(k):
+        hi, j = k, 1  # meets(hi); search down for a failing lo
+        while True:
+            lo = max(k_min, hi - j)
+            if lo == hi:
+                return hi  # hi == k_min
+            if not meets(lo):
+                break
+            hi, j = lo, 2 * j
+    else:
+        lo, j = k, 1  # not meets(lo); search up for a meeting hi
+        while True:
+            hi = min(lo + j, k_max)
+            if meets(hi):
+                break
+            if hi == k_max:
+                raise LimitExceeded(f"the target is not met even at the largest sigma on the step lattice (k={k_max})")
+            lo, j = hi, 2 * j
+    while hi - lo > 1:  # not meets(lo), meets(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return hi
 
 
 def _next_h(h: Fraction, lower: Fraction, upper: Fraction, target: Fraction) -> Fraction:
