@@ -714,8 +714,8 @@ def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
     j_min = math.floor(math.log(l_min) / etaf)
     r, group = {}, [0, 0, 0]  # group: Q-mass, sum of mass x atom index, largest atom index
 
-    # Proves the group's true conditional mean of S/M is <= e^(j' eta), j' = j or j + 1 (errors E counted at
-    # its top atom); a group too light to absorb E at j is placed one grid point higher, else dropped.
+    # A group too light to absorb the error bound at j goes one grid point higher, else it is dropped.
+    # Proves the group's true mean of S/M is <= e^(j' eta), j' = j or j + 1 (errors counted at its top atom).
     def close(j: int) -> None:
         s0, s1, k_top = group
         for jj in (j, j + 1):

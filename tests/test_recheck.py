@@ -127,12 +127,16 @@ def test_committed_pld_certificate_is_accepted() -> None:
     assert "delta_lower(remove) > delta" in res.stdout
 
 
-def test_random_allocation_claim_is_proved_and_its_refutation_refused() -> None:
-    """The TV claim (lattice-upper) is proved; the refutation's kind (lattice-lower) is named and exits 2."""
+def test_committed_random_allocation_certificate_is_accepted() -> None:
+    """Both sides of a TV calibration: lattice-upper (9.6) and lattice-lower (9.7)."""
     res = run(TV, PROJECT_PUB)
-    assert res.returncode == 2, res.stderr
-    assert "claim: tv <= 0.1 proved" in res.stdout
-    assert "refutation kind 'lattice-lower'" in res.stderr
+    assert res.returncode == 0, res.stderr
+    assert "claim: tv <= 0.1 proved" in res.stdout and "refutation: tv > 0.1 proved" in res.stdout
+
+
+def test_a_grid_beyond_the_tv_limit_is_refused_at_once() -> None:
+    res = run(CERTS / "random_allocation_M250_E10_tv0.1.json", PROJECT_PUB)
+    assert res.returncode == 2 and "this kernel's TV limit" in res.stderr
 
 
 # ------------------------------------------------------------------- tampering
@@ -269,12 +273,17 @@ def tv_coarse_grid(body: dict) -> None:
     body["claim"]["method"]["grid"].update(h="0.03125", eta="0.001953125", cap="104.875")
 
 
-@pytest.mark.parametrize("edit", [tv_lower_sigma, tv_coarse_grid])
+def tv_coarse_refutation_grid(body: dict) -> None:
+    """A valid but coarse lattice-lower grid (h = 2^-5, eta = 2^-9): the lower bound falls short."""
+    body["refutation"]["method"]["grid"].update(h="0.03125", eta="0.001953125", cap="104.875")
+
+
+@pytest.mark.parametrize("edit", [tv_lower_sigma, tv_coarse_grid, tv_coarse_refutation_grid])
 def test_tampered_tv_claim_is_rejected(edit, test_key, tmp_path: Path) -> None:
     key, pub = test_key
     res = run(resign(TV, edit, key, tmp_path / "c.json"), pub)
     assert res.returncode == 1, (res.returncode, res.stdout, res.stderr)
-    assert "recomputed upper" in res.stderr
+    assert "recomputed upper" in res.stderr or "recomputed lower" in res.stderr
 
 
 # ------------------------------------------------------------------- malformed input
