@@ -7,7 +7,7 @@ Exit 0: every claim and refutation in the file is proved.  Exit 1: one is not pr
 digest or signature, a recorded end the mathematics does not give, a bad hint).  Exit 2: the file
 is malformed, outside the kernel's work limits, or of a kind the kernel does not cover (named).
 
-Written from docs/math.md (sections 3, 4.7 and 10) and docs/certificates.md only; it imports the
+Written from docs/math.md (sections 1, 3, 4.7, 8, 9 and 10) and docs/certificates.md only; it imports the
 standard library, python-flint (Arb balls, FLINT integer polynomials) and `cryptography` (Ed25519
 signatures only), never certdp.  Every bound is computed here from the mechanism's parameters; the
 file's lattices, orders and bits are hints whose validity is checked, and any valid hint gives a
