@@ -749,6 +749,8 @@ def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
         return Fraction(0)
     # 4. grid indices add over epochs; TV >= sum_{k < 0} b_k (1 - e^(k eta))
     j_lo = min(r)
+    if max(r) - j_lo > MAX_TV_CELLS:
+        raise Malformed(f"grid eta={float(eta)!r}: the epoch sums span more than {MAX_TV_CELLS} grid points")
     bk, start, b, _ = power(([r.get(i, 0) for i in range(j_lo, max(r) + 1)], j_lo, b, 0), epochs, 80, 70)
     first_pos = max(0, -start)
     neg = [0] * max(0, first_pos - len(bk)) + bk[:first_pos][::-1]  # grid indices -1, -2, ...
