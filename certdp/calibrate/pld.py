@@ -490,8 +490,10 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
     # lattice's noise (measured: q = 0.005, 10^4 steps, eps = 1: probes 1e-5 apart gave a slope
     # of the wrong sign, and the Newton step went from 4.33 to the smallest sigma); then the
     # power law eps ~ sigma^-1.5 at the root
-    if pb[0] != pa[0] and abs(pb[0] - pa[0]) >= 1e-3 * root:
-        slope = (pb[1] - pa[1]) / (pb[0] - pa[0])
-    else:
-        slope = -1.5 * target / root
+    power = -1.5 * target / root
+    slope = (pb[1] - pa[1]) / (pb[0] - pa[0]) if pb[0] != pa[0] else power
+    # the secant when the probes are far enough apart, or when it agrees with the power law to a
+    # factor 4 (close probes usually give the best local slope; a noise slope does not agree)
+    if not (abs(pb[0] - pa[0]) >= 1e-3 * root or 4 * power <= slope <= power / 4):
+        slope = power
     return root, min(slope, -1e-300)
