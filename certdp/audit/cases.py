@@ -110,6 +110,18 @@ def _number(value: object) -> object:
     return value
 
 
+def _choices(field: str, value: object, allowed: tuple[str, ...], what: str, nonempty: bool) -> tuple[str, ...]:
+    """A list field whose entries come from ``allowed``, validated, duplicates dropped in order
+    (the checks and peers of a case)."""
+    if isinstance(value, str) or not isinstance(value, list) or (nonempty and not value):
+        kind = f"a non-empty list of {', '.join(allowed)}" if nonempty else f"a list of {what} ({', '.join(allowed)})"
+        raise InvalidArgument(f"{field}={fmt_value(value)} must be {kind}")
+    for item in value:
+        if item not in allowed:
+            raise InvalidArgument(f"{field}: {fmt_value(item)} must be one of {', '.join(allowed)}")
+    return tuple(dict.fromkeys(value))
+
+
 def case_from_dict(raw: object, where: str) -> Case:
     """A validated Case from one parsed table; ``where`` names it in errors (``case 3``).
 
@@ -140,30 +152,15 @@ def case_from_dict(raw: object, where: str) -> Case:
     eps = opt_real("eps", ge=0, le=10**4)
     vdi = opt_real("pld_vdi", gt=0, le=1)
     prv_eps_error = opt_real("prv_eps_error", gt=0, le=1)
-    checks_raw = raw.get("checks", ["rdp", "eps-rdp"] if sigma is not None else ["sigma"])
-    if isinstance(checks_raw, str) or not isinstance(checks_raw, list) or not checks_raw:
-        raise InvalidArgument(
-            f"{name('checks')}={fmt_value(checks_raw)} must be a non-empty list of {', '.join(CHECKS)}"
-        )
-    for c in checks_raw:
-        if c not in CHECKS:
-            raise InvalidArgument(f"{name('checks')}: {fmt_value(c)} must be one of {', '.join(CHECKS)}")
-    checks = tuple(dict.fromkeys(checks_raw))
+    default_checks = ["rdp", "eps-rdp"] if sigma is not None else ["sigma"]
+    checks = _choices(name("checks"), raw.get("checks", default_checks), CHECKS, "checks", nonempty=True)
     orders_raw = raw.get("orders", list(DEFAULT_ORDERS) if "rdp" in checks else [])
     if isinstance(orders_raw, str) or not isinstance(orders_raw, list) or len(orders_raw) > MAX_CASE_ORDERS:
         raise InvalidArgument(
             f"{name('orders')}={fmt_value(orders_raw)} must be a list of at most {MAX_CASE_ORDERS} orders"
         )
     orders = tuple(real(name("orders"), _number(o), gt=1, le=10**4) for o in orders_raw)  # type: ignore[arg-type]
-    peers_raw = raw.get("peers", [])
-    if isinstance(peers_raw, str) or not isinstance(peers_raw, list):
-        raise InvalidArgument(
-            f"{name('peers')}={fmt_value(peers_raw)} must be a list of peers ({', '.join(PEER_NAMES)})"
-        )
-    for p in peers_raw:
-        if p not in PEER_NAMES:
-            raise InvalidArgument(f"{name('peers')}: {fmt_value(p)} must be one of {', '.join(PEER_NAMES)}")
-    peers = tuple(dict.fromkeys(peers_raw))
+    peers = _choices(name("peers"), raw.get("peers", []), PEER_NAMES, "peers", nonempty=False)
     note = raw.get("note", "")
     if not isinstance(note, str):
         raise InvalidArgument(f"{name('note')}={fmt_value(note)} must be a string")
