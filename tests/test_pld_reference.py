@@ -313,19 +313,12 @@ def _long(q: str, sigma: str, steps: int, delta: str) -> tuple[Fraction, Fractio
 
 
 @pytest.mark.slow
-def test_1e5_steps_overlaps_the_reference() -> None:
-    lo, up = _long("0.001", "0.8", 10**5, "1e-8")
-    r = ref.reference_eps(0.001, 0.8, 10**5, 1e-8, "remove", max_levels=3)
+@pytest.mark.parametrize("steps", [10**5, 10**6])
+def test_long_runs_overlap_the_reference(steps: int) -> None:
+    lo, up = _long("0.001", "0.8", steps, "1e-8")
+    r = ref.reference_eps(0.001, 0.8, steps, 1e-8, "remove", max_levels=3)
     assert r.rel_width < 1e-3, r
-    assert_overlap(lo, up, r, "q=0.001 sigma=0.8 steps=1e5 delta=1e-8")
-
-
-@pytest.mark.slow
-def test_1e6_steps_overlaps_the_reference() -> None:
-    lo, up = _long("0.001", "0.8", 10**6, "1e-8")
-    r = ref.reference_eps(0.001, 0.8, 10**6, 1e-8, "remove", max_levels=3)
-    assert r.rel_width < 1e-3, r
-    assert_overlap(lo, up, r, "q=0.001 sigma=0.8 steps=1e6 delta=1e-8")
+    assert_overlap(lo, up, r, f"q=0.001 sigma=0.8 steps={steps} delta=1e-8")
 
 
 @pytest.mark.slow
