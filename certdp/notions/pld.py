@@ -694,10 +694,13 @@ def pld_bounds(
     res = at(hh)  # the first round: LimitExceeded here is the accountant's refusal, as before
     rounds: list[dict[str, str]] = []
 
+    def width_of(enc: Enclosure) -> Fraction:
+        if delta is None and enc.upper <= PRUNE_FLOOR * 2**12:  # below what the lattices resolve
+            return Fraction(0)
+        return _relative_width(enc)
+
     def record(r: PldResult, spacing: Fraction) -> Fraction:
-        w = _relative_width(r.enclosure)
-        if delta is None and r.enclosure.upper <= PRUNE_FLOOR * 2**12:  # below what the lattices resolve
-            w = Fraction(0)
+        w = width_of(r.enclosure)
         rounds.append(
             {
                 "h": exact_str(spacing),
@@ -718,11 +721,7 @@ def pld_bounds(
         enc = Enclosure.from_bounds(lo_r.enclosure.lower, up_r.enclosure.upper, current_prec())
         grid = dict(ends[-1][1].grid)
         grid.update(rel_width=exact_str(goal), rounds=list(rounds), lower_h=exact_str(lo_h), upper_h=exact_str(up_h))
-        r = PldResult(ends[-1][1].quantity, enc, grid)
-        w = _relative_width(enc)
-        if delta is None and enc.upper <= PRUNE_FLOOR * 2**12:
-            w = Fraction(0)
-        return r, w
+        return PldResult(ends[-1][1].quantity, enc, grid), width_of(enc)
 
     ends: list[tuple[Fraction, PldResult]] = []
     width = record(res, hh)
