@@ -1,3 +1,3 @@
-from certdp.cli import main
+from certdp.cli import main_entry
 
-raise SystemExit(main())
+main_entry()

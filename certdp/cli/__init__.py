@@ -53,13 +53,27 @@ def main_entry() -> None:
 
     A reader that closes the pipe early (``certdp verify f.json | head -1``) gets no traceback:
     stdout is pointed at /dev/null so that the interpreter's final flush cannot fail again, and
-    the exit code is 1 (the output was not all delivered).
+    the exit code is 1 (the output was not all delivered). The same for a stdout that is closed
+    (``>&-``) or cannot be written (a full disk): one line on stderr, exit 1 (attack finding: both
+    printed a traceback).
     """
     try:
         code = main()
+        if sys.stdout is None:  # closed before the start: print() wrote nothing
+            raise OSError("stdout is closed")
         sys.stdout.flush()
     except BrokenPipeError:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
+        code = 1
+    except OSError as exc:
+        if sys.stdout is not None:
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except OSError:
+                pass
+        if sys.stderr is not None:
+            sys.stderr.write(f"certdp: error: the output could not be written ({exc.strerror or exc})\n")
         code = 1
     raise SystemExit(code)
