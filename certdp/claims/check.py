@@ -44,6 +44,8 @@ class ClaimResult:
             "printed": c.printed,
             "statement": c.statement,
             "kind": c.kind,
+            "category": c.category,
+            "number": c.number_key,
             "status": self.status,
             "evidence": self.evidence,
             "computation": [r.label() for r in c.refs],
@@ -55,7 +57,11 @@ class ClaimResult:
             rec["certified"] = self.value.to_dict()
         if self.other is not None:
             rec["certified_right"] = self.other.to_dict()
+        if c.rounded:
+            rec["rounded_inputs"] = {path: iv.to_dict() for path, iv in c.rounded}
         for key, val in (
+            ("quote", c.quote),
+            ("reasoning", c.reasoning),
             ("op", c.op),
             ("check", c.check),
             ("reason", c.reason),
@@ -95,6 +101,30 @@ def _compare(op: str, a: Interval, b: Interval) -> str:
     return "refuted" if _less(hi, lo, not strict) else "imprecise"
 
 
+def _hull(xs: list[Interval], detail: str) -> Interval:
+    """The least interval holding every interval of ``xs`` (a missing end stays missing)."""
+    lows, highs = [x.lower for x in xs], [x.upper for x in xs]
+    lo = None if any(v is None for v in lows) else min(lows)  # type: ignore[type-var]
+    hi = None if any(v is None for v in highs) else max(highs)  # type: ignore[type-var]
+    return Interval(lo, hi, detail)
+
+
+def _measure(claim: Claim, results: dict[str, Outcome]) -> tuple[list[Interval], float, str]:
+    """The certified intervals a claim is judged on: [value] (an aggregate combined), or [left,
+    right] of a relation; with the seconds spent and the first error ("" when none)."""
+    sides = [_side(claim.left, results), _side(claim.right, results)] if claim.kind == "relation" else []
+    outs = sides or [results[r.key] for r in claim.refs]
+    seconds = sum(o.seconds for o in outs)
+    errors = [o.error for o in outs if o.error]
+    if errors:
+        return [], seconds, errors[0]
+    ivs = [o.interval for o in outs]
+    assert all(iv is not None for iv in ivs)
+    if claim.kind == "relation" or claim.aggregate is None:
+        return ivs[:2] if claim.kind == "relation" else ivs[:1], seconds, ""  # type: ignore[return-value]
+    return [combine(ivs, claim.aggregate, f"{claim.aggregate} over {len(ivs)} settings")], seconds, ""  # type: ignore[arg-type]
+
+
 def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outcome]) -> ClaimResult:
     """The status of ``claim`` given the outcomes of its computations.
 
@@ -102,7 +132,9 @@ def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outco
     lies inside the printed number's rounding interval; bound and relation: the comparison holds
     for every point; identity: the proofs_checks check passed symbolically); "refuted" only when
     they prove its negation; otherwise "imprecise" (a failed computation included, with its
-    reason); "out of scope" for claims certdp cannot compute.
+    reason); "out of scope" for claims certdp cannot compute. With rounded inputs the enclosure is
+    the hull of those at the corners of the inputs' box (each quantity on the way is monotone in
+    them): confirmed if every value of the inputs confirms, refuted if every value refutes.
     """
     if claim.kind == "out-of-scope":
         return ClaimResult(claim, "out of scope", claim.reason)
@@ -116,27 +148,29 @@ def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outco
         return ClaimResult(
             claim, "confirmed" if ok else "imprecise", f"proofs_checks {claim.check}: {text}", seconds=out.seconds
         )
-    sides = [_side(claim.left, results), _side(claim.right, results)] if claim.kind == "relation" else []
-    outs = sides or [results[r.key] for r in claim.refs]
-    seconds = sum(o.seconds for o in outs)
-    errors = [o.error for o in outs if o.error]
-    if errors:
-        return ClaimResult(
-            claim, "imprecise", f"certdp could not certify it: {errors[0]}", error=errors[0], seconds=seconds
-        )
-    ivs = [o.interval for o in outs]
-    assert all(iv is not None for iv in ivs)
+    seconds, ivs = 0.0, []
+    for part in claim.corners or (claim,):
+        got, secs, error = _measure(part, results)
+        seconds += secs
+        if error:
+            return ClaimResult(
+                claim, "imprecise", f"certdp could not certify it: {error}", error=error, seconds=seconds
+            )
+        ivs.append(got)
+    over = ""
+    if claim.corners:
+        ends = "; ".join(f"{path.split('.', 1)[-1]} in {iv.text()}" for path, iv in claim.rounded)
+        over = f" over the rounded inputs ({ends})"
+        merged = [_hull([g[i] for g in ivs], f"hull over {len(ivs)} corners{over}") for i in range(len(ivs[0]))]
+    else:
+        merged = ivs[0]
     if claim.kind == "relation":
-        a, b = ivs  # type: ignore[misc]
-        status = _compare(claim.op or "", a, b)  # type: ignore[arg-type]
-        ev = f"left {a.text()} {claim.op} right {b.text()}"  # type: ignore[union-attr]
+        a, b = merged
+        status = _compare(claim.op or "", a, b)
+        ev = f"left {a.text()} {claim.op} right {b.text()}{over}"
         return ClaimResult(claim, status, ev, a, b, seconds=seconds)
-    x = (
-        ivs[0]
-        if claim.aggregate is None
-        else combine(ivs, claim.aggregate, f"{claim.aggregate} over {len(ivs)} settings")
-    )  # type: ignore[arg-type]
-    assert x is not None and claim.target is not None
+    x = merged[0]
+    assert claim.target is not None
     t = claim.target
     if claim.kind == "bound":
         v = t.lower
@@ -149,7 +183,7 @@ def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outco
         if claim.one_sided:  # the quantity bounds the property from the safe side only: no refutation
             bad = False
         status = "confirmed" if ok else "refuted" if bad else "imprecise"
-        return ClaimResult(claim, status, f"certified {x.text()} {op} {claim.printed}?", x, seconds=seconds)
+        return ClaimResult(claim, status, f"certified {x.text()} {op} {claim.printed}?{over}", x, seconds=seconds)
     status = "confirmed" if inside(x, t) else "refuted" if outside(x, t) else "imprecise"
-    ev = f"certified {x.text()}; printed {claim.printed} stands for {t.text()}"
+    ev = f"certified {x.text()}{over}; printed {claim.printed} stands for {t.text()}"
     return ClaimResult(claim, status, ev, x, seconds=seconds)

@@ -19,12 +19,30 @@ certdp.claims.quantities, each of which states the certdp function it calls. ``a
 ("min" or "max") with ``over`` (a list of parameter tables merged into ``params``) makes the
 quantity the min or max over several settings (a printed range across workloads). ``note``
 explains a derivation or, for a refuted claim, the likely cause.
+
+Every claim may carry ``quote`` (the source's sentence or table cell, verbatim) and ``number``
+(a key shared by claims that check the same printed number, e.g. one printed range checked at
+each of 20 workloads: the report counts distinct printed numbers, not claims).
+
+``kind = "derived"`` marks a check the page does not state in these words (a consequence, a
+special case, an interpretation): it names the form it is checked as (``checks_as``: value,
+bound, relation or identity, with that form's fields) and ``reasoning`` ties it to the page.
+Derived checks are counted apart from printed claims.
+
+A parameter written ``"~0.638"`` is a *rounded printed input*: every value that prints as 0.638
+(to the nearest unit in its last place, [0.6375, 0.6385]). Each quantity on the way to it must be
+monotone in it (declared by the quantity), so that the values at the input's two ends bound the
+quantity over the whole interval; the claim is confirmed if every value confirms, refuted if every
+value refutes, imprecise otherwise (at most three rounded inputs, each appearing once per side).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -35,11 +53,18 @@ from certdp.claims.interval import Interval
 from certdp.claims.rounding import ROUNDINGS, printed_interval, printed_value
 from certdp.errors import InvalidArgument, fmt_value
 from certdp.fileio import read_text
+from certdp.pairs.params import exact_str
 
-KINDS = ("value", "bound", "relation", "identity", "out-of-scope")
+KINDS = ("value", "bound", "relation", "identity", "out-of-scope", "derived")
+#: The forms a derived check may take.
+DERIVED_FORMS = ("value", "bound", "relation", "identity")
+#: What the report counts apart: printed claims, derived checks, identities, out of scope.
+CATEGORIES = ("printed", "derived", "identity", "out of scope")
+#: Most rounded printed inputs one claim may hold (2^k corner evaluations).
+MAX_ROUNDED = 3
 STATUSES = ("confirmed", "refuted", "imprecise", "out of scope")
 OPS = ("<=", "<", ">=", ">", "==")
-_COMMON = {"id", "where", "printed", "statement", "kind", "note"}
+_COMMON = {"id", "where", "printed", "statement", "kind", "note", "quote", "number"}
 #: The fields each kind reads: anything else is refused rather than silently ignored.
 _FIELDS = {
     "value": _COMMON | {"quantity", "params", "rounding", "step", "value", "aggregate", "over"},
@@ -48,6 +73,7 @@ _FIELDS = {
     "identity": _COMMON | {"check"},
     "out-of-scope": _COMMON | {"reason"},
 }
+_DERIVED = {"checks_as", "reasoning"}
 #: Limits that keep a claim file from asking for unbounded work (the registry is far below them).
 MAX_OVER = 200
 MAX_LIST = 256
@@ -179,11 +205,33 @@ class Claim:
     note: str = ""
     refs: tuple[Ref, ...] = field(default=())
     one_sided: bool = False
+    quote: str = ""
+    number: str = ""
+    #: why a derived check follows from the page ("" for a claim the page states)
+    reasoning: str = ""
+    #: rounded printed inputs: (parameter path, the interval of values that print that way)
+    rounded: tuple[tuple[str, Interval], ...] = ()
+    #: the claim at each corner of its rounded inputs' box (empty without rounded inputs)
+    corners: tuple[Claim, ...] = ()
 
     @property
     def uid(self) -> str:
         """Contract: ``paper-id:claim-id``, unique across the registry."""
         return f"{self.paper.id}:{self.id}"
+
+    @property
+    def category(self) -> str:
+        """Contract: "derived" for a derived check, "identity", "out of scope", else "printed"."""
+        if self.reasoning:
+            return "derived"
+        if self.kind in ("identity", "out-of-scope"):
+            return "identity" if self.kind == "identity" else "out of scope"
+        return "printed"
+
+    @property
+    def number_key(self) -> str:
+        """Contract: the key of the printed number this claim checks (``number``, else its id)."""
+        return self.number or self.id
 
 
 def _text(row: dict[str, object], key: str, where: str, required: bool = True) -> str:
@@ -228,11 +276,60 @@ def _side(v: object, where: str) -> Ref | Fraction:
     raise InvalidArgument(f"{where} must be a quantity table or a number, not {fmt_value(v)}")
 
 
+def _rounded_inputs(v: object, qname: str | None, path: str, out: list[tuple[str, str]], where: str) -> bool:
+    """Collect the rounded inputs ("~0.638") under ``v`` as (path, printed text); True if any.
+
+    ``qname`` is the quantity whose parameter ``v`` is: it must be declared monotone in that
+    parameter, or the values at the input's ends would not bound the quantity over its interval.
+    """
+    from certdp.claims.quantities import QUANTITIES
+
+    name = path.rsplit(".", 1)[-1]
+
+    def monotone_here() -> None:
+        if qname is None or qname not in QUANTITIES:
+            return  # a number side of a relation, or an unknown quantity (refused by make_ref)
+        if name not in QUANTITIES[qname].monotone:
+            raise InvalidArgument(
+                f"{where}: {path} is a rounded input, but quantity {qname} is not declared monotone in {name}"
+            )
+
+    if isinstance(v, str) and v.strip().startswith("~"):
+        monotone_here()
+        out.append((path, v.strip()[1:]))
+        return True
+    if isinstance(v, list):
+        if any(_rounded_inputs(x, None, f"{path}[{i}]", [], where) for i, x in enumerate(v)):
+            raise InvalidArgument(f"{where}: {path} is a list: a rounded input cannot stand in one")
+        return False
+    if isinstance(v, dict):
+        inner = v.get("quantity") if isinstance(v.get("quantity"), str) else None
+        found = False
+        for k, x in v.items():
+            if k != "quantity":
+                found |= _rounded_inputs(x, inner, f"{path}.{k}", out, where)  # type: ignore[arg-type]
+        if found and inner is not None and path.rsplit(".", 1)[-1] not in ("left", "right"):
+            monotone_here()  # the nested quantity feeds its parent: the parent must be monotone in it
+        return found
+    return False
+
+
+def _set_rounded(v: object, path: str, ends: dict[str, str]) -> object:
+    """``v`` with each rounded input replaced by its chosen end (paths as :func:`_rounded_inputs`)."""
+    if path in ends:
+        return ends[path]
+    if isinstance(v, dict):
+        return {k: (x if k == "quantity" else _set_rounded(x, f"{path}.{k}", ends)) for k, x in v.items()}
+    return v
+
+
 def claim_from_dict(row: object, paper: Paper, where: str) -> Claim:
     """Validate one ``[[claim]]`` table.
 
     Contract: a Claim whose fields are consistent with its kind; anything else raises
-    InvalidArgument in one line naming the claim and the field.
+    InvalidArgument in one line naming the claim and the field. A derived check carries its form
+    in ``kind`` and its ``reasoning``; a claim with rounded inputs carries the claim at each
+    corner of their box (the module docstring).
     """
     if not isinstance(row, dict):
         raise InvalidArgument(f"{where} must be a table")
@@ -241,9 +338,55 @@ def claim_from_dict(row: object, paper: Paper, where: str) -> Claim:
     kind = _text(row, "kind", where)
     if kind not in KINDS:
         raise InvalidArgument(f"{where}: kind={fmt_value(kind)} must be one of {', '.join(KINDS)}")
-    unknown = sorted(set(row) - _FIELDS[kind])
+    reasoning = ""
+    allowed = _FIELDS.get(kind, set())
+    if kind == "derived":
+        form = row.get("checks_as")
+        if form not in DERIVED_FORMS:
+            raise InvalidArgument(f"{where}: checks_as={fmt_value(form)} must be one of {', '.join(DERIVED_FORMS)}")
+        reasoning = _text(row, "reasoning", where)
+        kind, allowed = str(form), _FIELDS[str(form)] | _DERIVED
+    unknown = sorted(set(row) - allowed)
     if unknown:
         raise InvalidArgument(f"{where}: field {unknown[0]} does not apply to a {kind} claim")
+    found: list[tuple[str, str]] = []
+    if kind in ("value", "bound"):
+        _rounded_inputs({"quantity": row.get("quantity"), **(row.get("params") or {})}, None, "params", found, where)
+    elif kind == "relation":
+        for side in ("left", "right"):
+            _rounded_inputs(row.get(side), None, side, found, where)
+    if not found:
+        return _build(row, kind, paper, cid, where, reasoning)
+    if row.get("over") is not None:
+        raise InvalidArgument(f"{where}: a rounded input cannot be combined with aggregate over settings")
+    if len(found) > MAX_ROUNDED:
+        raise InvalidArgument(f"{where}: at most {MAX_ROUNDED} rounded inputs per claim (found {len(found)})")
+    boxes = [(path, printed_interval(text, "nearest", None, f"{where}.{path}")) for path, text in found]
+    corners = []
+    for pick in itertools.product((0, 1), repeat=len(boxes)):
+        ends = {
+            path: exact_str(iv.upper if up else iv.lower)  # type: ignore[arg-type]
+            for (path, iv), up in zip(boxes, pick, strict=True)
+        }
+        corners.append(_build(_with_ends(row, ends), kind, paper, cid, where, reasoning))
+    central = _build(_with_ends(row, {p: t for p, t in found}), kind, paper, cid, where, reasoning)
+    refs: dict[str, Ref] = {}
+    for c in corners:
+        refs.update((r.key, r) for r in c.refs)
+    return dataclasses.replace(central, refs=tuple(refs.values()), rounded=tuple(boxes), corners=tuple(corners))
+
+
+def _with_ends(row: dict[str, object], ends: dict[str, str]) -> dict[str, object]:
+    out = dict(row)
+    if "params" in row:
+        out["params"] = _set_rounded(row["params"], "params", ends)
+    for side in ("left", "right"):
+        if side in row:
+            out[side] = _set_rounded(row[side], side, ends)
+    return out
+
+
+def _build(row: dict[str, object], kind: str, paper: Paper, cid: str, where: str, reasoning: str) -> Claim:
     base = {
         "paper": paper,
         "id": cid,
@@ -252,6 +395,9 @@ def claim_from_dict(row: object, paper: Paper, where: str) -> Claim:
         "statement": _text(row, "statement", where),
         "kind": kind,
         "note": _text(row, "note", where, required=False),
+        "quote": _text(row, "quote", where, required=False),
+        "number": _text(row, "number", where, required=False),
+        "reasoning": reasoning,
     }
     if kind == "out-of-scope":
         return Claim(**base, reason=_text(row, "reason", where))  # type: ignore[arg-type]
@@ -371,3 +517,56 @@ def shipped_claims(paper: str | None = None) -> tuple[Claim, ...]:
         ids = sorted({c.paper.id for c in out})
         raise InvalidArgument(f"paper={fmt_value(paper)} is not in the registry (papers: {', '.join(ids)})")
     return picked
+
+
+#: Which status of one printed number's claims wins when they differ (the number is as good as its worst check).
+_WORST = ("refuted", "imprecise", "out of scope", "confirmed")
+
+
+def summarize(claims: Sequence[Claim], statuses: Sequence[str] | None = None) -> dict[str, dict[str, object]]:
+    """Counts per category (printed, derived, identity, out of scope), for all claims and per paper.
+
+    Contract: ``{"all": {...}, paper_id: {...}}``; each holds, per category, ``claims`` and (with
+    ``statuses``, one per claim) the count of each status. Printed claims are also counted as
+    distinct printed ``numbers`` (claims sharing a ``number`` key count once), and their statuses
+    count numbers, each taking the worst status among its claims (refuted, imprecise, confirmed).
+    """
+    out: dict[str, dict[str, object]] = {}
+    groups: dict[str, list[tuple[Claim, str | None]]] = {"all": []}
+    for i, c in enumerate(claims):
+        st = None if statuses is None else statuses[i]
+        groups["all"].append((c, st))
+        groups.setdefault(c.paper.id, []).append((c, st))
+    for name, rows in groups.items():
+        rec: dict[str, object] = {}
+        for cat in CATEGORIES:
+            mine = [(c, st) for c, st in rows if c.category == cat]
+            entry: dict[str, int] = {"claims": len(mine)}
+            if cat == "printed":
+                numbers: dict[tuple[str, str], list[str | None]] = {}
+                for c, st in mine:
+                    numbers.setdefault((c.paper.id, c.number_key), []).append(st)
+                entry["numbers"] = len(numbers)
+                if statuses is not None:
+                    worst = [next(s for s in _WORST if s in sts) for sts in numbers.values()]
+                    entry.update({s: worst.count(s) for s in STATUSES})
+            elif statuses is not None:
+                entry.update({s: sum(st == s for _, st in mine) for s in STATUSES})
+            rec[cat] = entry
+        out[name] = rec
+    return out
+
+
+def summary_line(rec: dict[str, object]) -> str:
+    """Contract: one line of :func:`summarize`'s counts for one group (statuses when present)."""
+
+    def st(e: dict[str, int]) -> str:
+        got = [f"{e[s]} {s}" for s in STATUSES if s in e and e[s] and s != "out of scope"]
+        return f" ({', '.join(got)})" if got else ""
+
+    p, d, i, o = (rec[c] for c in CATEGORIES)
+    assert isinstance(p, dict) and isinstance(d, dict) and isinstance(i, dict) and isinstance(o, dict)
+    return (
+        f"{p['numbers']} distinct printed numbers in {p['claims']} claims{st(p)}; "
+        f"{d['claims']} derived checks{st(d)}; {i['claims']} identities{st(i)}; {o['claims']} out of scope"
+    )

@@ -6,7 +6,7 @@ import html
 from collections.abc import Sequence
 
 from certdp.claims.check import ClaimResult
-from certdp.claims.model import STATUSES
+from certdp.claims.model import STATUSES, summary_line
 from certdp.claims.run import ClaimsReport
 
 COLORS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "imprecise": "#9a6700", "out of scope": "#57606a"}
@@ -30,15 +30,19 @@ def render_text(report: ClaimsReport) -> str:
     """Contract: counts by status, then per paper one line per claim (status, id, printed, certified);
     refuted and imprecise claims also show their evidence and note."""
     counts = report.counts()
+    summary = report.summary()
     lines = [
         f"{len(report.results)} claims in {report.seconds:.0f} s ({report.workers} workers): "
-        + ", ".join(f"{counts[s]} {s}" for s in STATUSES)
+        + ", ".join(f"{counts[s]} {s}" for s in STATUSES),
+        f"  {summary_line(summary['all'])}",
     ]
-    for rows in _by_paper(report.results).values():
+    for pid, rows in _by_paper(report.results).items():
         lines.append(f"\n{rows[0].claim.paper.cite()}")
+        lines.append(f"  {summary_line(summary[pid])}")
         for r in rows:
             c = r.claim
-            lines.append(f"  {r.status:<12} {c.id:<34} printed {c.printed:<22} certified {_certified(r)}")
+            tag = " [derived]" if c.category == "derived" else ""
+            lines.append(f"  {r.status:<12} {c.id + tag:<34} printed {c.printed:<22} certified {_certified(r)}")
             if r.status in ("refuted", "imprecise"):
                 lines.append(f"  {'':<12} {r.evidence}")
                 if c.note:
@@ -55,6 +59,7 @@ def render_html(report: ClaimsReport) -> str:
     table of claims (where, statement, printed, the interval it stands for, certified enclosure,
     status, evidence, computation, note)."""
     counts = report.counts()
+    summary = report.summary()
     out = [
         "<!doctype html><html><head><meta charset='utf-8'><title>certdp claims report</title><style>",
         "body{font-family:system-ui,sans-serif;margin:2em;max-width:110em}table{border-collapse:collapse;width:100%}",
@@ -66,12 +71,17 @@ def render_html(report: ClaimsReport) -> str:
         "(ball-arithmetic) enclosure or a symbolic proof; a straddling enclosure is <em>imprecise</em>.</p>",
         "<table><tr>" + "".join(f"<th>{_e(s)}</th>" for s in STATUSES) + "</tr><tr>",
         "".join(f"<td class='s' style='color:{COLORS[s]}'>{counts[s]}</td>" for s in STATUSES) + "</tr></table>",
+        f"<p><strong>Counted apart:</strong> {_e(summary_line(summary['all']))}. A <em>printed</em> number is "
+        "one the source prints (claims that check one printed range at several settings count once); a "
+        "<em>derived</em> check tests a consequence the page does not state in those words (its reasoning "
+        "is shown); an <em>identity</em> is a formula proved symbolically (proofs_checks).</p>",
     ]
-    for _paper, rows in _by_paper(report.results).items():
+    for pid, rows in _by_paper(report.results).items():
         p = rows[0].claim.paper
         pc = {s: sum(r.status == s for r in rows) for s in STATUSES}
-        out.append(f"<h2>{_e(p.title)}</h2><p>{_e(p.cite())}<br>")
-        out.append(", ".join(f"<span style='color:{COLORS[s]}'>{pc[s]} {_e(s)}</span>" for s in STATUSES) + "</p>")
+        out.append(f"<h2>{_e(pid)}: {_e(p.title)}</h2><p>{_e(p.cite())}<br>")
+        out.append(", ".join(f"<span style='color:{COLORS[s]}'>{pc[s]} {_e(s)}</span>" for s in STATUSES))
+        out.append(f"<br>{_e(summary_line(summary[pid]))}</p>")
         out.append(
             "<table><tr><th>id</th><th>where</th><th>statement</th><th>printed</th><th>stands for</th>"
             "<th>certified</th><th>status</th><th>evidence and computation</th></tr>"
@@ -81,8 +91,12 @@ def render_html(report: ClaimsReport) -> str:
             claimed = c.target.text() if c.target is not None else "-"
             comp = "; ".join(ref.label() for ref in c.refs) or (c.check or "")
             extra = f"<br><em>note:</em> {_e(c.note)}" if c.note else ""
+            if c.reasoning:
+                extra += f"<br><em>derived:</em> {_e(c.reasoning)}"
+            quote = f"<br><q>{_e(c.quote)}</q>" if c.quote else ""
+            tag = "<br><em>derived</em>" if c.category == "derived" else ""
             out.append(
-                f"<tr><td><code>{_e(c.id)}</code></td><td>{_e(c.where)}</td><td>{_e(c.statement)}</td>"
+                f"<tr><td><code>{_e(c.id)}</code>{tag}</td><td>{_e(c.where)}{quote}</td><td>{_e(c.statement)}</td>"
                 f"<td><code>{_e(c.printed)}</code></td><td><code>{_e(claimed)}</code></td>"
                 f"<td><code>{_e(_certified(r))}</code></td>"
                 f"<td class='s' style='color:{COLORS[r.status]}'>{_e(r.status)}</td>"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from certdp.claims.check import ClaimResult, Outcome, judge
 from certdp.claims.interval import Interval
-from certdp.claims.model import STATUSES, Claim, Ref
+from certdp.claims.model import STATUSES, Claim, Ref, summarize
 from certdp.claims.quantities import all_deps, compute
 from certdp.errors import CertdpError
 
@@ -119,16 +119,26 @@ class ClaimsReport:
         """Contract: the number of claims in each status (every status listed, zeros included)."""
         return {s: sum(r.status == s for r in self.results) for s in STATUSES}
 
+    def summary(self) -> dict[str, dict[str, object]]:
+        """Contract: :func:`certdp.claims.model.summarize` of this run (categories and statuses)."""
+        return summarize([r.claim for r in self.results], [r.status for r in self.results])
+
     def to_dict(self) -> dict[str, object]:
-        """Contract: JSON-ready: counts, per-paper counts, every claim's record, time and workers."""
+        """Contract: JSON-ready: counts (by status, and by category: distinct printed numbers,
+        derived checks, identities, out of scope), per-paper counts, every claim's record, time
+        and workers."""
+        summary = self.summary()
         papers: dict[str, dict[str, object]] = {}
         for r in self.results:
             p = papers.setdefault(r.claim.paper.id, {"citation": r.claim.paper.cite(), **{s: 0 for s in STATUSES}})
             p[r.status] = int(p[r.status]) + 1  # type: ignore[call-overload]
+        for pid, p in papers.items():
+            p["categories"] = summary[pid]
         return {
             "quantity": "claims",
             "total": len(self.results),
             "counts": self.counts(),
+            "categories": summary["all"],
             "papers": papers,
             "claims": [r.to_dict() for r in self.results],
             "computations": self.computations,

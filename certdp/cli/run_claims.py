@@ -6,6 +6,7 @@ import argparse
 
 from certdp.audit.report import write_atomic
 from certdp.claims import check_claims, load_claims, shipped_claims
+from certdp.claims.model import summarize, summary_line
 from certdp.claims.report import render_html, render_text
 from certdp.claims.run import MAX_WORKERS
 from certdp.cli.common import progress_bar
@@ -28,12 +29,30 @@ def run_claims_command(args: argparse.Namespace) -> dict[str, object]:
         claims = shipped_claims(args.paper)
     if args.action == "list":
         rows = [
-            {"id": c.uid, "kind": c.kind, "where": c.where, "printed": c.printed, "statement": c.statement}
+            {
+                "id": c.uid,
+                "kind": c.kind,
+                "category": c.category,
+                "where": c.where,
+                "printed": c.printed,
+                "statement": c.statement,
+            }
             for c in claims
         ]
-        rec: dict[str, object] = {"quantity": "claims", "total": len(rows), "claims": rows, "exit_code": 0}
+        summary = summarize(claims)
+        rec: dict[str, object] = {
+            "quantity": "claims",
+            "total": len(rows),
+            "categories": summary["all"],
+            "papers": {k: v for k, v in summary.items() if k != "all"},
+            "claims": rows,
+            "exit_code": 0,
+        }
         if not args.json:
-            rec["text"] = "\n".join(f"{r['id']:<50} {r['kind']:<13} {r['printed']:<20} {r['where']}" for r in rows)
+            lines = [f"{r['id']:<50} {r['category']:<12} {r['printed']:<20} {r['where']}" for r in rows]
+            lines += ["", f"{len(rows)} claims: {summary_line(summary['all'])}"]
+            lines += [f"  {k}: {summary_line(v)}" for k, v in summary.items() if k != "all"]
+            rec["text"] = "\n".join(lines)
         return rec
     jobs = None if args.jobs is None else integer("jobs", args.jobs, ge=1)
     if jobs is not None and jobs > MAX_WORKERS:

@@ -99,6 +99,9 @@ class Quantity:
     params: tuple[str, ...]
     required: tuple[str, ...]
     deps: Callable[[Ref], list[Ref]] | None = None
+    #: parameters in which the quantity is monotone (either way, the others fixed): a rounded
+    #: printed input may stand there, its range then bounded by the values at the input's two ends
+    monotone: tuple[str, ...] = ()
 
 
 QUANTITIES: dict[str, Quantity] = {}
@@ -110,13 +113,15 @@ def quantity(
     params: tuple[str, ...],
     required: tuple[str, ...] | None = None,
     deps: Callable[[Ref], list[Ref]] | None = None,
+    monotone: tuple[str, ...] = (),
 ) -> Callable[[Callable[[Args], Interval]], Callable[[Args], Interval]]:
-    """Register ``fn`` under ``name`` (unique). Contract: the registry maps name to the function."""
+    """Register ``fn`` under ``name`` (unique). Contract: the registry maps name to the function;
+    ``monotone`` lists the parameters the quantity is monotone in (the proof beside each use)."""
 
     def wrap(fn: Callable[[Args], Interval]) -> Callable[[Args], Interval]:
         if name in QUANTITIES:
             raise ValueError(f"quantity {name} is registered twice")
-        QUANTITIES[name] = Quantity(name, fn, uses, params, params if required is None else required, deps)
+        QUANTITIES[name] = Quantity(name, fn, uses, params, params if required is None else required, deps, monotone)
         return fn
 
     return wrap

@@ -97,7 +97,13 @@ def _eps_pld(a: Args) -> Interval:
     return Interval(ref.lower, ref.upper, ref.quantity + (f" ({ref.reason})" if ref.reason else ""))
 
 
-@quantity("gdp_clt_mu", "Arb: mu = q sqrt(T (e^{1/sigma^2} - 1)) (Bu, Dong, Long, Su)", ("q", "sigma", "steps"))
+# monotone: mu grows with q and T and falls with sigma (e^{1/sigma^2} falls), each with the others fixed
+@quantity(
+    "gdp_clt_mu",
+    "Arb: mu = q sqrt(T (e^{1/sigma^2} - 1)) (Bu, Dong, Long, Su)",
+    ("q", "sigma", "steps"),
+    monotone=("q", "sigma", "steps"),
+)
 def _clt(a: Args) -> Interval:
     q, s, t = a.frac("q"), a.frac("sigma"), a.frac("steps")
     with workprec(192):
@@ -115,7 +121,14 @@ def _mu_ends(a: Args) -> tuple[Fraction, Fraction]:
     return a.ends("mu")
 
 
-@quantity("gdp_eps", "certdp.notions.gdp.gdp_epsilon (increasing in mu)", ("mu", "mu_squared", "delta"), ("delta",))
+# monotone: eps(delta) of mu-GDP increases with mu (docs/math.md, GDP section) and falls with delta
+@quantity(
+    "gdp_eps",
+    "certdp.notions.gdp.gdp_epsilon (increasing in mu)",
+    ("mu", "mu_squared", "delta"),
+    ("delta",),
+    monotone=("mu", "mu_squared", "delta"),
+)
 def _gdp_eps(a: Args) -> Interval:
     lo, hi = _mu_ends(a)
     d = a.frac("delta")
