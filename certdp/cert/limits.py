@@ -101,7 +101,7 @@ MAX_RDP_ORDER_SUM_WORK = 1 << 18
 #: PLD lattice checks (pld-upper, pld-lower): cells per step (one Python-level Arb tail evaluation
 #: each), spacing h (a power of two) and offset granularity, working precision, pruning floor
 #: 2^-bits, and compositions. The powers are guarded at run time instead of estimated: a product
-#: longer than MAX_PLD_PRODUCT coefficients (~600 bytes each at 128 bits) raises LimitExceeded
+#: longer than MAX_PLD_PRODUCT coefficients (fixed-point integers, ~50 bytes each) raises LimitExceeded
 #: before it is formed (the committed DP-SGD certificates need under 300k). Attack round (issue 15):
 #: 2^19 cells at 256 bits and 2^-400 pruning took 117 s and 4 GB for one direction, so cells,
 #: precision and products were cut to what certdp writes (at most 90k cells, 128 bits).
@@ -122,7 +122,7 @@ MIN_CHECK_PREC = {
 }
 MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
 MAX_PLD_STEPS = 10**6  # certdp.notions.pld.MAX_STEPS: the products are capped by MAX_PLD_PRODUCT
-MAX_PLD_PRODUCT = 1 << 20
+MAX_PLD_PRODUCT = 1 << 22  # certdp.notions.pld.MAX_REFINE_PRODUCT: 0.5 GB at 10^6 steps
 
 #: noise scale sigma, and the calibration step between claim and refutation
 MIN_SIGMA = Fraction(1, 1000)
