@@ -119,6 +119,7 @@ def test_the_reported_trap(capsys) -> None:
         "rel_width",
         "orders",
         "max_seconds",
+        "max_memory",
         "prec",
         "max_prec",
     }

@@ -70,21 +70,39 @@ def exit_code(exc: CertdpError) -> int:
 
 
 def run_parsed(args: argparse.Namespace) -> dict[str, object]:
-    """Run a parsed command (not ``sweep``) and return its record; raises CertdpError."""
+    """Run a parsed command (not ``sweep``) and return its record; raises CertdpError.
+
+    Every command runs under a time budget (--max-seconds, default DEFAULT_MAX_SECONDS: checked at
+    the cooperative checkpoints, certdp.enclose.checkpoint) and a memory budget (--max-memory,
+    default DEFAULT_MAX_MEMORY: large steps are estimated and refused before they run,
+    certdp.enclose.work), both BudgetExhausted (exit 3) with how far the run got.
+    """
+    from certdp.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS, Deadline, parse_memory
+    from certdp.enclose.work import metered
+
     reject_unused(args)
     apply_defaults(args)
+    defaulted = getattr(args, "max_seconds", None) is None
+    if defaulted:
+        args.max_seconds = str(DEFAULT_MAX_SECONDS)
+    raw_memory = getattr(args, "max_memory", None)
+    memory = parse_memory(raw_memory if raw_memory is not None else DEFAULT_MAX_MEMORY)
     runner = runner_of(args.command)
-    seconds = getattr(args, "max_seconds", None)
     # the enclosure commands get a status line (tv and the sweeps draw their own progress bars)
     spinner = args.command not in RUNNERS and args.command != "tv"
-    with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
-        if seconds is None or args.command == "calibrate":  # calibrate runs its own Deadline
-            return runner(args)
-        from certdp.budget import Deadline
+    with metered(memory=memory, name="the command's work budget") as meter:
+        with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
+            if args.command == "calibrate":  # calibrate runs its own Deadline from args.max_seconds
+                return runner(args)
+            budget = Deadline(args.max_seconds, name="max-seconds")  # validated before any work
+            if defaulted:
+                budget.shown += " (the default)"
 
-        budget = Deadline(seconds, name="max-seconds")
-        with checkpoints(lambda: budget.check(f"computing {args.command}")):
-            return runner(args)
+            def check() -> None:
+                budget.check(f"computing {args.command} ({meter.used} work units done; last: {meter.doing})")
+
+            with checkpoints(check):
+                return runner(args)
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 _NOT_FLAGS = ("command", "mechanism", "json", "kind")
+#: the budgets, which every command but sweep reads (certdp.budget)
+_BUDGET = {"max_seconds", "max_memory"}
 _PRECISION = {"prec", "max_prec"}
 _PAIR = {*PARAMS, "direction", "steps", "epochs"}
 _TV_METHOD_FLAGS = {
@@ -34,9 +36,13 @@ _TV_METHOD_FLAGS = {
 
 
 def _flag(dest: str) -> str:
-    return {"from_": "from", "max_prec": "max-prec", "max_seconds": "max-seconds", "rel_width": "rel-width"}.get(
-        dest, dest
-    )
+    return {
+        "from_": "from",
+        "max_prec": "max-prec",
+        "max_seconds": "max-seconds",
+        "max_memory": "max-memory",
+        "rel_width": "rel-width",
+    }.get(dest, dest)
 
 
 def used_flags(args: argparse.Namespace) -> set[str]:
@@ -44,6 +50,10 @@ def used_flags(args: argparse.Namespace) -> set[str]:
 
     Contract: every flag outside the returned set is ignored by the command's runner.
     """
+    return _used_flags(args) | (_BUDGET if args.command != "sweep" else set())
+
+
+def _used_flags(args: argparse.Namespace) -> set[str]:
     cmd = args.command
     if cmd in ("keygen", "sign", "verify", "audit", "claims", "table"):
         return set(vars(args))  # every flag of these is used (argparse knows them all)

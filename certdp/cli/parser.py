@@ -286,11 +286,6 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             )
             p.add_argument("--out", help="write a certificate (JSON, format v2) to this file, atomically")
             p.add_argument("--sign", help="sign the certificate with this Ed25519 private key (see certdp keygen)")
-            p.add_argument(
-                "--max-seconds",
-                help="wall-time budget of the search in seconds (default: none); when it runs out the "
-                "command exits 3 and writes nothing",
-            )
         if name == "rho":
             p.add_argument(
                 "--method",
@@ -300,11 +295,6 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
         if name == "calibrate":  # its precision is chosen per evaluation, not by the user
             p.add_argument("--json", action="store_true", help="print one JSON object")
         else:
-            p.add_argument(
-                "--max-seconds",
-                help="wall-time budget in seconds (default: none); searches stop between evaluations when "
-                "it runs out, with exit 3 and no result",
-            )
             _precision_and_json(p)
     gd = sub.add_parser(
         "gdp",
@@ -381,7 +371,26 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
     _curve_parser(sub)
     _table_parser(sub)
     _sweep_parser(sub)
+    for name, p in sub.choices.items():
+        if name != "sweep":  # a sweep's cells each run under these budgets (docs/sweeps.md)
+            _budget_flags(p)
     return parser
+
+
+def _budget_flags(p: argparse.ArgumentParser) -> None:
+    """--max-seconds and --max-memory, which every command reads (certdp.budget; docs/cli.md)."""
+    from certdp.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS
+
+    p.add_argument(
+        "--max-seconds",
+        help=f"wall-time budget in seconds (default {DEFAULT_MAX_SECONDS}); past it the command stops with exit 3, "
+        "says how far it got, and writes no file",
+    )
+    p.add_argument(
+        "--max-memory",
+        help=f"memory budget, e.g. 4GiB or 500MB (default {DEFAULT_MAX_MEMORY}); a step whose estimated memory "
+        "exceeds it is refused before it runs (exit 3, no file)",
+    )
 
 
 def _sweep_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

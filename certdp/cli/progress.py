@@ -34,9 +34,14 @@ class _Line:
         self.text = ""
         self.start = time.monotonic()
         self.spinner = Spinner("dots")  # one Spinner for the whole line: its frame follows its own clock
+        from certdp.enclose.work import current
+
+        self.meter = current()  # the command's work meter (certdp.enclose.work): units done so far
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         step = f": {self.text}" if self.text else ""
+        if self.meter is not None and self.meter.used:
+            step += f"  [{self.meter.used:,} work units]"
         # the seconds first: a narrow terminal cuts the end of the line, not the clock
         self.spinner.text = f"{time.monotonic() - self.start:.0f} s  {self.what}{step}"
         line = self.spinner.render(console.get_time())

@@ -14,14 +14,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from certdp.enclose.work import tick
+
 _ACTIVE: ContextVar[tuple[Callable[[], None], ...]] = ContextVar("certdp_checkpoints", default=())
 
 
 def checkpoint() -> None:
     """Call the active checks (none outside a :func:`checkpoints` block).
 
-    Contract: returns None, or propagates the first exception a check raises; computes nothing.
+    Contract: returns None, or propagates the first exception a check raises (or the
+    BudgetExhausted of an active work meter, which counts one unit here: certdp.enclose.work);
+    computes nothing.
     """
+    tick()
     for check in _ACTIVE.get():
         check()
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from flint import arb, arb_poly, fmpz, fmpz_poly
 
 from certdp.enclose.checkpoint import checkpoint
+from certdp.enclose.work import product_cost
 from certdp.errors import InvalidArgument, LimitExceeded
 
 __all__ = [
@@ -137,6 +138,7 @@ def _mul(a: FixedPoly, b: FixedPoly, up: bool, max_product: int | None, bits: in
     if max_product is not None and length > max_product:
         raise LimitExceeded(f"a power's product of {length} coefficients exceeds the limit {max_product}")
     checkpoint()
+    product_cost(length, a.bits + b.bits + length.bit_length())  # counted and checked before it is formed
     target = a.bits if bits is None else min(bits, a.bits + b.bits)
     shift = a.bits + b.bits - target  # the product is in units of 2^-(a.bits + b.bits)
     prod = a.poly * b.poly

@@ -17,6 +17,8 @@ from typing import TypeVar
 from flint import arb, arb_poly
 
 from certdp.enclose.checkpoint import checkpoint
+from certdp.enclose.context import current_prec
+from certdp.enclose.work import product_cost
 from certdp.errors import InvalidArgument, LimitExceeded
 
 
@@ -238,6 +240,7 @@ def power_multires(
 def _guard(length: int, max_product: int | None) -> None:
     if max_product is not None and length > max_product:
         raise LimitExceeded(f"a power's product of {length} coefficients exceeds the limit {max_product}")
+    product_cost(length, current_prec())  # counted and checked before it is formed (certdp.enclose.work)
 
 
 _HALF_HALF = arb_poly([arb(1) / 2, arb(1) / 2])

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from certdp.enclose import Enclosure, Target, current_prec, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
+from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
 from certdp.notions import eps_delta
 from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult
 from certdp.notions.gdp import gaussian_delta, gaussian_epsilon
@@ -212,6 +212,7 @@ def _run(
     target: Target,
     rel_width: Number | None = None,
 ) -> EpsDeltaResult:
+    from certdp.notions.cost import pld_cost_refusal
     from certdp.notions.pld import default_spacing, pld_bounds
 
     _check_route(via)
@@ -251,6 +252,10 @@ def _run(
 
     if route.via == "pld":
         try:
+            # refused before any lattice is built when it cannot fit the caller's budget (certdp.notions.cost)
+            over = pld_cost_refusal(pair, given if quantity == "epsilon" else None)
+            if over is not None:
+                raise (LimitExceeded if via is None else BudgetExhausted)(f"budget: {over}")
             with workprec(max(current_prec(), PLD_PREC)):
                 res = pld_bounds(pair, h=hh, rel_width=rw, **key)
             return EpsDeltaResult(
@@ -270,7 +275,7 @@ def _run(
     grid = None
     if _closed_form_mu_sq(pair) is not None:
         lower, lower_from = exact().lower, LOWER_EXACT
-    elif pld_refusal(pair) is None and not route.switched:
+    elif pld_refusal(pair) is None and not route.switched and pld_cost_refusal(pair, key.get("delta")) is None:
         try:
             with workprec(max(current_prec(), PLD_PREC)):
                 # only the lower end is used: one lattice at the default spacing, no refinement

@@ -11,6 +11,7 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, to_ball, workprec
 from certdp.enclose.ball import readable_repr
+from certdp.enclose.work import spend
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
 from certdp.pairs import PrivacyPair
 
@@ -62,6 +63,7 @@ Cells = tuple[list[tuple[Ball, Ball]], list[Ball], list[Ball]]
 def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> Cells:
     """(tails, p, w): tails[i] = (P(L > l), Q(L > l)) at l = point(lo+i); p[i], w[i] the P- and
     Q-mass of cell i = (point(lo+i-1), point(lo+i)] for i >= 1 (p[0] = w[0] = 0: no cell)."""
+    spend(lattice.hi - lattice.lo + 1, f"{lattice.hi - lattice.lo} lattice cells of {pair.mechanism}")
     tails = []
     for point in _point_balls(lattice):
         t = pair.loss_tail(point)
@@ -452,6 +454,7 @@ def lattice_for(
     limit = max_cells or MAX_CELLS
 
     def small(k: int, upper: bool) -> bool:
+        spend(1, f"placing the lattice ends of {pair.mechanism} at h={h}")
         # 64 bits settle most ends; a mass 1 - P(L > l) below 2^-64 needs more bits to be seen
         # as small (a sum such as the discrete Gaussian's does not keep 1 - tiny to tiny's accuracy)
         for prec in (64, tail_bits + 64):
