@@ -255,7 +255,7 @@ def _run(
             # refused before any lattice is built when it cannot fit the caller's budget (certdp.notions.cost)
             over = pld_cost_refusal(pair, given if quantity == "epsilon" else None)
             if over is not None:
-                raise (LimitExceeded if via is None else BudgetExhausted)(f"budget: {over}")
+                raise (BudgetExhausted if over[1] and via is not None else LimitExceeded)(over[0])
             with workprec(max(current_prec(), PLD_PREC)):
                 res = pld_bounds(pair, h=hh, rel_width=rw, **key)
             return EpsDeltaResult(

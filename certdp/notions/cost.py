@@ -10,8 +10,9 @@ caller's budget is better refused (or sent to RDP) at once than after minutes of
 - a lower estimate of the composed product's length: the larger of those cells and two standard
   deviations of the composed loss, sqrt(steps) x IQR / 1.349 (the standard deviation of a normal
   with that interquartile range) per side, in cells;
-- the work units (certdp.enclose.work: one per product coefficient) and peak bytes of that
-  product at the bits the fixed-point composition uses (certdp.notions.pld_fixed.bits_for).
+- the work units (certdp.enclose.work: one per product coefficient; each direction's two sides
+  square about log2(steps) times) and the peak bytes of that product at the bits the fixed-point
+  composition uses (certdp.notions.pld_fixed.bits_for).
 
 Every figure is a float or integer estimate that only chooses what to refuse; none enters a
 certified number. Being lower estimates, they refuse only runs that would pass the budget anyway.
@@ -25,7 +26,7 @@ from fractions import Fraction
 
 from certdp.enclose import to_ball, workprec
 from certdp.enclose.work import fmt_bytes, headroom, product_bytes
-from certdp.errors import CertdpError
+from certdp.errors import CertdpError, LimitExceeded
 from certdp.pairs import PrivacyPair
 
 #: ratio of a normal distribution's interquartile range to its standard deviation
@@ -55,52 +56,66 @@ def _quantile_index(pair: PrivacyPair, h: Fraction, lo: int, hi: int, mass: floa
 
 def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
     """Estimates for eps(delta) (``delta`` given) or delta(eps) of ``pair`` by the lattice
-    accountant at its first round's spacing; None when the pair is not one the accountant takes
-    or the lattice itself refuses (it says why, quickly, when it runs).
+    accountant at its first round's spacing; None when the pair is not one the accountant takes.
+    LimitExceeded (the lattice's own message) when one step's lattice at that spacing needs more
+    than MAX_CELLS cells even at the fewest tail bits the run uses: the run's first round would
+    refuse the same way, after building the other direction's lattices and products.
 
     Contract: integers and a spacing that only choose what to refuse (no enclosure).
     """
     from certdp.notions.pld import PROBE_FACTOR, auto_h, directions, resolution
     from certdp.notions.pld_fixed import bits_for, fixed_bits
     from certdp.notions.pld_lattice import lattice_for
+    from certdp.notions.pld_split import bulk_bits
 
     try:
         with workprec(64):
             comps = directions(pair)
             steps = sum(n for _, n in next(iter(comps.values())))
             floor, tail_bits = resolution(delta, steps)
+            fewest = min(tail_bits, bulk_bits(delta, steps)) if delta is not None else tail_bits
             parts = [part for ps in comps.values() for part in ps]
             h = auto_h(parts, tail_bits) * PROBE_FACTOR
             cells, spread = 0, 0.0
             for p, n in parts:
-                lat = lattice_for(p, h, min(tail_bits, 64))
+                if p.loss_grid() is not None:  # atoms choose their own spacing (pld_grid.aligned_spacing)
+                    return None
+                lat = lattice_for(p, h, fewest)  # LimitExceeded: the first round refuses the same way
                 cells = max(cells, lat.hi - lat.lo)
                 q1 = _quantile_index(p, h, lat.lo, lat.hi, 0.75)
                 q3 = _quantile_index(p, h, lat.lo, lat.hi, 0.25)
                 spread += n * ((q3 - q1) / IQR_PER_SD) ** 2  # variances add over the steps
+    except LimitExceeded:
+        raise
     except (CertdpError, ArithmeticError, ValueError):
         return None
     product = max(cells, math.ceil(2 * math.sqrt(spread)))
     bits = bits_for(floor)(1, product) + fixed_bits(floor)[0] // 8
-    return PldCost(h, cells, product, bits, product, product_bytes(product, bits))
+    # each direction's two sides square about log2(steps) times up to that length
+    work = 2 * len(comps) * max(1, steps.bit_length()) * product
+    return PldCost(h, cells, product, bits, work, product_bytes(product, bits))
 
 
-def pld_cost_refusal(pair: PrivacyPair, delta: Fraction | None) -> str | None:
-    """Why the lattice accountant would pass the active budgets (certdp.enclose.work: the
-    caller's work limit and memory budget) on ``pair``, by :func:`pld_cost`; None if it may fit or
-    no budget is active.
+def pld_cost_refusal(pair: PrivacyPair, delta: Fraction | None) -> tuple[str, bool] | None:
+    """Why the lattice accountant would refuse ``pair`` or pass the active budgets
+    (certdp.enclose.work: the caller's work limit and memory budget), by :func:`pld_cost`, with
+    whether it is a budget (True) or a limit of the accountant (False); None if it may fit.
 
-    Contract: a one-line reason or None; computes nothing certified.
+    Contract: a one-line reason and a flag, or None; computes nothing certified.
     """
+    try:
+        cost = pld_cost(pair, delta)
+    except LimitExceeded as exc:
+        return str(exc), False
     units, memory = headroom()
-    if units is None and memory is None:
-        return None
-    cost = pld_cost(pair, delta)
     if cost is None:
         return None
     where = f"a composed lattice of at least {cost.product} coefficients (h={cost.h}, {cost.cells} cells per step)"
     if memory is not None and cost.memory > memory:
-        return f"{where} needs an estimated {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}"
+        return (
+            f"budget: {where} needs an estimated {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}",
+            True,
+        )
     if units is not None and cost.work > units:
-        return f"{where} needs at least {cost.work} work units, more than the {units} left in the work budget"
+        return f"budget: {where} needs at least {cost.work} work units, more than the {units} left", True
     return None

@@ -1,0 +1,181 @@
+"""Issue 39, item 4: every valid eps, delta and calibrate input answers or refuses within a work
+budget, counted in work units (certdp.enclose.work: lattice cells, product coefficients,
+checkpoints), never by a clock; the units are counted before the work they stand for, so a
+refusal comes before the step that would pass the budget; and the lattice accountant's cost is
+estimated before it builds anything (certdp.notions.cost).
+
+Before the change nothing counted work: `certdp eps subsampled-gaussian --q 0.01 --sigma 1
+--steps 1000 --delta 1e-300` ran for minutes with no refusal (issue 39), and no test could say
+whether a valid input was bounded without timing it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import signal
+from fractions import Fraction
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from certdp.budget import parse_memory
+from certdp.cli import hard_stop, main
+from certdp.enclose.work import afford_memory, metered, product_bytes, product_cost, spend
+from certdp.errors import BudgetExhausted, InvalidArgument
+from certdp.notions.cost import pld_cost
+from certdp.pairs import SubsampledGaussian, compose
+
+#: the small work budget of the Done-means test: a few tenths of a second of lattice work
+BUDGET = 100_000
+
+
+def run(argv: list[str], limit: int) -> tuple[int, str, str, int]:
+    """(exit code, stdout, stderr, units counted) of ``certdp ARGV`` in this process under a work
+    budget of ``limit`` units."""
+    out: list[str] = []
+    err = io.StringIO()
+    with metered(limit=limit) as meter, contextlib.redirect_stderr(err):
+        code = main(argv, out=out.append)
+    return code, "".join(out), err.getvalue(), meter.used
+
+
+def decimal(exponent: float) -> str:
+    """10^exponent as a short decimal string, as a user would type it."""
+    return f"{10**exponent:.3g}"
+
+
+# the documented ranges (docs/cli.md), and beyond them for sigma
+qs = st.floats(-5, 0).map(decimal).map(lambda q: q if float(q) <= 1 else "1")
+sigmas = st.floats(-1.5, 2.5).map(decimal)  # 0.03 .. 300, around [0.3, 50]
+steps = st.floats(0, 6).map(lambda e: str(max(1, min(10**6, round(10**e)))))
+deltas = st.floats(-300, -1).map(decimal)
+epsilons = st.floats(-3, 3).map(decimal)
+
+commands = st.one_of(
+    st.builds(
+        lambda q, s, n, d: ["eps", "subsampled-gaussian", "--q", q, "--sigma", s, "--steps", n, "--delta", d],
+        qs,
+        sigmas,
+        steps,
+        deltas,
+    ),
+    st.builds(
+        lambda q, s, n, e: ["delta", "subsampled-gaussian", "--q", q, "--sigma", s, "--steps", n, "--eps", e],
+        qs,
+        sigmas,
+        steps,
+        epsilons,
+    ),
+    st.builds(
+        lambda q, n, e, d: ["calibrate", "subsampled-gaussian", "--q", q, "--steps", n, "--epsilon", e, "--delta", d],
+        qs,
+        steps,
+        epsilons,
+        deltas,
+    ),
+    st.builds(
+        lambda mech, n, d: ["eps", *mech, "--steps", n, "--delta", d],
+        st.sampled_from(
+            [["laplace", "--shift", "1"], ["gaussian", "--sigma", "0.5"], ["discrete-laplace", "--a", "1"]]
+        ),
+        steps,
+        deltas,
+    ),
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(commands)
+def test_every_valid_input_answers_or_refuses_within_a_small_work_budget(argv: list[str]) -> None:
+    code, out, err, used = run([*argv, "--json"], BUDGET)
+    assert used <= BUDGET  # counted before the work: nothing past the budget was started
+    assert "Traceback" not in err
+    if code == 0:
+        rec = json.loads(out)
+        if rec["quantity"] != "calibration":
+            assert Fraction(rec["lower"]) <= Fraction(rec["upper"])
+        return
+    # a refusal: one line, exit 2 (a limit of the input) or 3 (budget, precision, undecided)
+    assert code in (2, 3), err
+    errors = [line for line in err.splitlines() if line.startswith("certdp: error:")]
+    assert len(errors) == 1 and out == "", err
+
+
+def test_a_spend_that_does_not_fit_is_refused_before_it_is_counted() -> None:
+    with metered(limit=10) as outer, metered() as inner:
+        spend(7, "seven cells")
+        with pytest.raises(BudgetExhausted, match=r"10 work units would be passed: 7 spent \(last: seven cells\), 4"):
+            spend(4, "four more cells")
+        assert outer.used == inner.used == 7  # neither meter counted the refused units
+        spend(3, "three cells")
+        assert outer.used == 10
+
+
+def test_a_product_over_the_memory_budget_is_refused_before_it_is_formed() -> None:
+    need = product_bytes(10**6, 128)
+    with metered(memory=need - 1) as meter:
+        with pytest.raises(BudgetExhausted, match=r"^max-memory=.* is below the estimated"):
+            product_cost(10**6, 128)
+        assert meter.used == 0
+        afford_memory(need - 1, "a smaller step")
+    with metered(memory=need) as meter:
+        product_cost(10**6, 128)
+        assert meter.used == 10**6
+
+
+def test_the_lattice_accountant_is_refused_up_front_when_its_estimate_passes_the_budget() -> None:
+    # q = 0.5, sigma = 0.3, 10^6 steps: the composed lattice needs millions of coefficients (at HEAD
+    # before the estimate: 50 s of squarings, then exit 3 "no eps <= 2^20 is proved")
+    argv = "eps subsampled-gaussian --q 0.5 --sigma 0.3 --steps 1000000 --delta 1e-5".split()
+    cost = pld_cost(compose(SubsampledGaussian("0.5", "0.3", "both"), 10**6), Fraction(1, 10**5))
+    assert cost is not None and cost.work > 10**6
+    code, _, err, used = run([*argv, "--via", "pld"], 10**6)
+    assert code == 3 and "budget: a composed lattice of at least" in err, err
+    assert used < 10**4  # only the probes of the lattice's ends: no cell and no product was built
+    code, out, err, used = run([*argv, "--json"], 10**6)  # the default route answers by RDP instead
+    rec = json.loads(out)
+    assert code == 0 and rec["via"] == "rdp" and "the lattice accountant refused (budget:" in err
+    assert used < 10**6
+
+
+def test_the_small_sigma_case_of_issue_39_is_refused_before_the_lattice_is_built() -> None:
+    # was 55 s and 1.24 GB, then a refusal: now the lattice's ends are probed (a few dozen units)
+    # and its cell count refused before any cell is built
+    argv = "eps subsampled-gaussian --q 0.01 --sigma 0.05 --steps 100 --delta 1e-5 --via pld".split()
+    code, _, err, used = run(argv, BUDGET)
+    assert code == 2 and "lattice cells per step" in err, err  # --via pld: the lattice's own limit
+    assert used < 1000
+
+
+@pytest.mark.parametrize(
+    ("text", "value"), [("4GiB", 4 << 30), ("500MB", 500 * 10**6), ("2g", 2 * 10**9), ("1073741824", 1 << 30)]
+)
+def test_memory_budgets_parse(text: str, value: int) -> None:
+    assert parse_memory(text) == value
+
+
+@pytest.mark.parametrize("text", ["", "x", "4XB", "-1", "1e9", "10", "2TiB"])
+def test_bad_memory_budgets_name_the_flag(text: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"^max-memory="):
+        parse_memory(text)
+
+
+def test_a_bad_memory_flag_exits_2_in_one_line() -> None:
+    code, out, err, _ = run("eps gaussian --sigma 1 --delta 1e-5 --max-memory lots".split(), BUDGET)
+    assert code == 2 and out == ""
+    assert err == "certdp: error: max-memory=lots must be a size such as 4GiB, 500MB or 1073741824 (bytes)\n"
+
+
+def test_the_hard_stop_timer_is_set_for_the_block_and_removed_after() -> None:
+    before = signal.getsignal(signal.SIGALRM)
+    with hard_stop("60"):
+        remaining, _ = signal.getitimer(signal.ITIMER_REAL)
+        assert 60 < remaining <= 65  # --max-seconds plus the grace
+        handler = signal.getsignal(signal.SIGALRM)
+        assert callable(handler)
+        with pytest.raises(BudgetExhausted, match=r"^max-seconds=60 ran out"):
+            handler(signal.SIGALRM, None)  # type: ignore[operator]
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and signal.getsignal(signal.SIGALRM) == before
