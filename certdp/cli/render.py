@@ -13,7 +13,8 @@ def render(rec: dict[str, object]) -> str:
         who = f"signed by {rec['signed_by']}" if rec["signed_by"] else "unsigned"
         if not rec.get("signer_trusted"):
             who += " (signer NOT checked against a trusted key: pass --pubkey)"
-        return f"{rec['certificate']}: valid, {who}\n  {checks}\n  {rec['seconds']} s"
+        note = f"  note: {rec['not_rechecked_note']}\n" if rec.get("not_rechecked_note") else ""
+        return f"{rec['certificate']}: valid, {who}\n  {checks}\n{note}  {rec['seconds']} s"
     if rec["quantity"] in ("keygen", "sign"):
         return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")
     if rec["quantity"] == "calibration" and rec.get("via") == "pld":
@@ -167,7 +168,8 @@ def _verified_check(c: dict[str, object]) -> str:
         f"    rechecked: recorded {side} {value} ({c['recomputed']})",
     ]
     if c.get("not_rechecked"):
-        lines.append(f"    not rechecked (informative): {', '.join(c['not_rechecked'])}")  # type: ignore[arg-type]
+        shown = ", ".join(c["not_rechecked"])  # type: ignore[arg-type]
+        lines.append(f"    NOT rechecked (informative only, may be false in a valid certificate): {shown}")
     if c.get("means"):
         lines.append(f"    {c['means']}")
     return "\n".join(lines)

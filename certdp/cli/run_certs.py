@@ -86,8 +86,19 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
         "signed_by": report.signed_by,
         "signer_trusted": report.signer_trusted,
         "checks": report.checks,
+        "not_rechecked": list(METADATA_NOT_RECHECKED),
+        "not_rechecked_note": NOT_RECHECKED_NOTE,
         "seconds": round(time.perf_counter() - start, 3),
     }
+
+
+#: the fields of every certificate that verify neither proves nor relies on (docs/certificates.md)
+METADATA_NOT_RECHECKED = ("body/created", "body/certdp_version", "body/python_flint_version", "body/flint_version")
+NOT_RECHECKED_NOTE = (
+    "the *_unverified and seconds fields listed above and the metadata (created, certdp and flint versions) "
+    "are informative only: a valid certificate may hold false values there; only the numbers under 'rechecked' "
+    "are proved"
+)
 
 
 def writable_path(name: str, value: str) -> Path:
