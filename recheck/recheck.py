@@ -30,10 +30,10 @@ from flint import acb, arb, arb_poly, ctx, fmpz_poly
 
 MAX_FILE = 1 << 20  # bytes of a certificate
 MAX_DEPTH = 16
-MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product
+MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product (after the TV clamp)
 COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper", "lattice-lower"}
 REFUSED: set = set()
-MAX_TV_CELLS = 1 << 21  # step-lattice cells and epoch-sum points (half a product) of a TV check
+MAX_TV_CELLS = 1 << 22  # step-lattice cells and epoch-sum points of a TV check
 
 
 class Malformed(Exception):
@@ -237,31 +237,29 @@ def ball(f: Fraction | int) -> arb:
     return arb(f.numerator) / arb(f.denominator)
 
 
-# Proves u >= x: an exact rational at or above every point of the ball x (exit 1 if not finite).
-def up(x: arb, field: str) -> Fraction:
+# Proves u >= x: an exact rational at or above every point of the ball x; with b, the integer ceil(2^b u).
+def up(x: arb, field: str, b: int | None = None) -> Any:
     if not x.is_finite():
         raise NotProved(f"{field}: enclosure not finite at {ctx.prec} bits")
-    m, e = x.upper().man_exp()
-    return Fraction(int(m)) * Fraction(2) ** int(e)
+    m, e = (int(v) for v in x.upper().man_exp())
+    if b is None:
+        return Fraction(m) * Fraction(2) ** e
+    return m << (e + b) if e + b >= 0 else -((-m) >> -(e + b))
 
 
-# Proves l <= x: an exact rational at or below every point of the ball x.
-def low(x: arb, field: str) -> Fraction:
+# Proves l <= x: an exact rational at or below every point of the ball x; with b, the integer floor(2^b l).
+def low(x: arb, field: str, b: int | None = None) -> Any:
     if not x.is_finite():
         raise NotProved(f"{field}: enclosure not finite at {ctx.prec} bits")
-    m, e = x.lower().man_exp()
-    return Fraction(int(m)) * Fraction(2) ** int(e)
+    m, e = (int(v) for v in x.lower().man_exp())
+    if b is None:
+        return Fraction(m) * Fraction(2) ** e
+    return m << (e + b) if e + b >= 0 else m >> -(e + b)
 
 
 # Proves the value encloses P(N(0,1) > z) (the standard normal upper tail).
 def phic(z: arb) -> arb:
     return (z / arb(2).sqrt()).erfc() / 2
-
-
-# Proves nothing: ceil(f * 2^b) for an exact rational f.
-def ceil_scaled(f: Fraction, b: int) -> int:
-    v = f * Fraction(2) ** b
-    return -((-v.numerator) // v.denominator)
 
 
 # ----------------------------------------------------------------------------- RDP (docs/math.md 3, 4.7)
@@ -389,48 +387,53 @@ def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
         alpha_a = (w - p * eneg[i]) / (eneg[i - 1] - eneg[i])
         mass[i - 1] += alpha_a
         mass[i] += p - alpha_a
-    coeffs = [max(0, ceil_scaled(up(m, f"one-step mass at lattice index {lo + i}"), b)) for i, m in enumerate(mass)]
+    coeffs = [max(0, up(m, f"one-step mass at lattice index {lo + i}", b)) for i, m in enumerate(mass)]
     p_inf = up(tails[-1][0], "P(L > top point)")  # goes to +inf: delta contribution at g = 1
     return coeffs, p_inf
 
 
 # Proves X*Y <= result + E (|E| <= D units), from X <= A + E_A and Y <= B + E_B: floor division, pruning.
 def product(x: tuple, y: tuple, copies: int, floor_bits: int, prune_bits: int, clamp: int | None = None) -> tuple:
-    (a, sa, ba, da), (bq, sb, bb, db) = x, y
-    if len(a) + len(bq) > MAX_PRODUCT:
-        raise Malformed(f"a composition product needs {len(a) + len(bq)} coefficients (limit {MAX_PRODUCT})")
-    c = (fmpz_poly(a) * fmpz_poly(bq)).coeffs()
-    na, nb = sum(a), sum(bq)
-    b = min(ba + bb, floor_bits + (copies * len(c)).bit_length())
+    (a, sa, ba, da), (bq, sb, bb, db) = x, y  # FLINT integer polynomials, start index, bits, error count
+    n = a.length() + bq.length() - 1  # coefficients of the exact product
+    top = n if clamp is None else min(n, clamp - sa - sb)  # TV only: indices >= top lowered to top
+    if n < 1 or top < 1:
+        raise NotProved("a composition product is empty or entirely above its clamp")
+    if min(n, top + 1) > MAX_PRODUCT:
+        raise Malformed(f"a composition product needs {min(n, top + 1)} coefficients (limit {MAX_PRODUCT})")
+    na, nb = int(a(1)), int(bq(1))
+    c = a * bq if top == n else a.mul_low(bq, top)  # the coefficients below top, exactly
+    lump = na * nb - int(c(1)) if top < n else 0  # the exact mass at indices >= top
+    floored = c.length() + (top < n)
+    b = min(ba + bb, floor_bits + (copies * floored).bit_length())
     sh = ba + bb - b
     err = da * nb + na * db + da * db
-    d = -((-err) >> sh) + (len(c) if sh else 0)  # ceil(err / 2^sh) plus one unit per floor
-    c = [int(v) >> sh for v in c]
-    if clamp is not None and len(c) > clamp - sa - sb + 1:  # TV only: indices above clamp lowered to it
-        top = clamp - sa - sb
-        c = [*c[:top], sum(c[top:])]
+    d = -((-err) >> sh) + (floored if sh else 0)  # ceil(err / 2^sh) plus one unit per floor
+    c = c // (1 << sh) if sh else c
+    if lump >> sh:
+        c += fmpz_poly([lump >> sh]).left_shift(top)
     allow = (1 << max(0, b - prune_bits)) // max(1, copies)  # prune at most this much per end
-    left, dropped = 0, 0
-    while left < len(c) - 1 and dropped + c[left] <= allow:
+    left, dropped, m = 0, 0, c.length()
+    while left < m - 1 and dropped + c[left] <= allow:
         dropped += c[left]
         left += 1
-    right, rdrop = len(c), 0
+    right, rdrop = m, 0
     while right > left + 1 and rdrop + c[right - 1] <= allow:
         rdrop += c[right - 1]
         right -= 1
-    return c[left:right], sa + sb + left, b, d + dropped + rdrop
+    return c.right_shift(left).truncate(right - left), sa + sb + left, b, d + int(dropped + rdrop)
 
 
 # Proves the n-fold composition <= result + E (exact integer binary powering with directed rounding).
 def power(base: tuple, n: int, floor_bits: int, prune_bits: int, clamp: int | None = None) -> tuple:
-    result, sq, k, level = None, base, n, 0
+    result, sq, k, level = None, (fmpz_poly(base[0]), *base[1:]), n, 0
     while True:
         if k & 1:
             result = sq if result is None else product(result, sq, 1, floor_bits, prune_bits, clamp)
         k >>= 1
         level += 1
         if not k:
-            return result
+            return [int(v) for v in result[0].coeffs()], *result[1:]
         sq = product(sq, sq, n >> level, floor_bits, prune_bits, clamp)
 
 
@@ -449,7 +452,7 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
 
     # Proves the returned 60-bit dyadic (units 2^-60) lies in [0, 1] and at or below every point of x.
     def fix(x: arb) -> int:
-        return 0 if not x.is_finite() else min(one, max(0, math.floor(low(x, "fraction") * one)))
+        return 0 if not x.is_finite() else min(one, max(0, low(x, "fraction", 60)))
 
     # group i takes u_i of cell i and up to 1 - u_{i+1} of cell i+1; balanced iff u_i |B_i| <= (1-u_{i+1}) A_i
     top = [0] * (n + 1)  # exact balance solved down from the top (stable above the mode)
@@ -529,7 +532,7 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
     masses = [arb(u[i]) / one * p[i] + (1 - arb(u[i + 1]) / one) * p[i + 1] for i in range(n)]
     masses[meet - 1] = arb(u[meet - 1]) / one * p[meet - 1] + (p[meet] - p_up)
     masses[meet] = p_up + (1 - arb(u[meet + 1]) / one) * p[meet + 1]
-    return [max(0, math.floor(low(m, f"lower mass at lattice index {lo + i}") * 2**b)) for i, m in enumerate(masses)]
+    return [max(0, low(m, f"lower mass at lattice index {lo + i}", b)) for i, m in enumerate(masses)]
 
 
 # Proves delta_n(eps) <= bound (upper) or >= bound (lower) for one direction of the mechanism.
@@ -618,9 +621,9 @@ def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
         ln_y = (k * hb).log()
         cdf1, part1 = phic(-(ln_y + half) / t), phic(-(ln_y - half) / t)  # P(Y <= kh), E[Y; Y <= kh]
         m, mu = cdf1 - cdf0, part1 - part0
-        step_pmf.append(max(0, math.floor(low(carry + (k * hb * m - mu) / hb, "step mass") * 2**b0)))
+        step_pmf.append(max(0, low(carry + (k * hb * m - mu) / hb, "step mass", b0)))
         carry, cdf0, part0 = (mu - (k - 1) * hb * m) / hb, cdf1, part1
-    step_pmf.append(max(0, math.floor(low(carry + 1 - cdf0, "step mass") * 2**b0)))
+    step_pmf.append(max(0, low(carry + 1 - cdf0, "step mass", b0)))
     # 2. the epoch sum S = sum of M step values on hZ; a partial sum above the final clamp is lowered to it
     j_lo, j_hi = math.ceil(math.log(l_min) / eta) + 1, math.floor(math.log(l_max) / eta) - 1
     e_top = (j_hi * ball(eta)).exp()
@@ -629,16 +632,16 @@ def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
     # 3. each epoch value v = S/M split between grid points e^(j eta) (or 0 and the lowest point), kept mean
     grid_pts = [(j * ball(eta)).exp() for j in range(j_lo, j_hi + 1)]
     r = [0] * (j_hi - j_lo + 1)
-    one = 1 << 64
+    one, unit_f = 1 << 64, float(h / steps)
     for i, c in enumerate(s_pmf):
         k = start + i
         if not c:
             continue
-        v = ball(Fraction(k) * h / steps)
+        v = k * hb / steps  # exact when k h / M is a dyadic (a grid point must not be straddled)
         if k >= clamp - 1 or v >= e_top:
             r[-1] += c  # v >= e^(j_hi eta): lowered to it
             continue
-        j = math.floor(math.log(float(k * h / steps)) / eta) if k else j_lo - 1
+        j = math.floor(math.log(k * unit_f) / eta) if k else j_lo - 1
         if j < j_lo:  # v below the lowest point: split between 0 (dropped) and the lowest point
             lo_pt, hi_pt, jj = arb(0), grid_pts[0], -1
         else:
@@ -647,7 +650,7 @@ def tv_upper(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
         f = (v - lo_pt) / (hi_pt - lo_pt)
         if not (f >= 0 and f <= 1):
             raise NotProved(f"epoch value {k} h / M: grid cell not decided at {ctx.prec} bits")
-        f_lo, f_hi = math.floor(low(f, "f") * one), math.ceil(up(f, "f") * one)
+        f_lo, f_hi = low(f, "f", 64), up(f, "f", 64)
         r[jj + 1] += (c * f_lo) >> 64
         if jj >= 0:
             r[jj] += (c * (one - f_hi)) >> 64
@@ -695,17 +698,17 @@ def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
             pmf.append(0)
             continue
         m = fb - fa
-        pmf.append(max(0, math.floor(low(m, "cell mass") * 2**b0)))
-        excess += math.ceil(up(m, "cell mass") * 2**b0) - pmf[-1]
+        pmf.append(max(0, low(m, "cell mass", b0)))
+        excess += up(m, "cell mass", b0) - pmf[-1]
         a, fa, ga = b, fb, gb
     tail_p, ratio = 1 - fa, (1 - ga) / (1 - fa)  # the last cell (a, inf): output its mean rounded up to hZ
     if ratio.is_finite() and tail_p > 0 and up(ratio, "tail mean") < 2 * cap + 1:
         idx = math.ceil(up(ratio, "tail mean") / h)
         pmf += [0] * (idx + 1 - len(pmf))
-        pmf[idx] += math.floor(low(tail_p, "tail") * 2**b0)
-        excess += math.ceil(up(tail_p, "tail") * 2**b0) - math.floor(low(tail_p, "tail") * 2**b0)
+        pmf[idx] += low(tail_p, "tail", b0)
+        excess += up(tail_p, "tail", b0) - low(tail_p, "tail", b0)
     else:
-        excess += math.ceil(up(tail_p, "tail") * 2**b0)
+        excess += up(tail_p, "tail", b0)
     # 2. the epoch sum S of the outputs on hZ: true masses = coefficients + E, |E| <= d units
     s_pmf, start, b, d = power((pmf, 0, b0, excess), steps, 80, 70)
     # 3. atoms of S/M swept upwards into groups whose true mean is certified <= e^(j eta); a group
@@ -782,7 +785,7 @@ def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
             raise Malformed(f"field {where}.method.grid.{name}: {g[name]} is not a power of two in [2^-40, 1]")
     if not (0 < l_min < 1 < l_max) or (cap / h).denominator != 1 or not 0 < cap <= 10**6:
         raise Malformed(f"field {where}.method.grid: cap {g['cap']}, l_min {g['l_min']} or l_max {g['l_max']}")
-    if cap / h > MAX_TV_CELLS or l_max * steps / h + 2 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
+    if cap / h > MAX_TV_CELLS or l_max * steps / h + 3 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
         raise Malformed(f"field {where}.method.grid: more than {MAX_TV_CELLS} cells (this kernel's TV limit)")
     ctx.prec = 160
     if meth["name"] == "lattice-lower":
