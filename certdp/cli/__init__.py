@@ -75,6 +75,8 @@ def hard_stop(max_seconds: str | None) -> Iterator[None]:
     so one long FLINT call finishes first. No file is half-written: files are written to a
     temporary name and renamed (certdp.cert.write).
 
+    Not armed when certdp.budget.clock is not the real clock (tests that count clock reads).
+
     Contract: only adds the timer; removes it (and restores the previous handler) on exit.
     """
     from certdp.budget import DEFAULT_MAX_SECONDS, MAX_SECONDS
@@ -84,7 +86,17 @@ def hard_stop(max_seconds: str | None) -> Iterator[None]:
         seconds = float(max_seconds) if max_seconds is not None else float(DEFAULT_MAX_SECONDS)
     except ValueError:
         seconds = float(DEFAULT_MAX_SECONDS)  # run_parsed refuses the value with its own message
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    import time
+
+    from certdp import budget
+
+    # armed only on the real clock: a test that replaces certdp.budget.clock (a clock that ticks per
+    # read, so that its budgets do not depend on the machine's load) gets no wall-clock backstop
+    usable = (
+        hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
+        and budget.clock is time.monotonic
+    )
     if not usable or not 0 < seconds <= MAX_SECONDS:
         yield
         return

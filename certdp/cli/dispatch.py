@@ -91,18 +91,24 @@ def run_parsed(args: argparse.Namespace) -> dict[str, object]:
     # the enclosure commands get a status line (tv and the sweeps draw their own progress bars)
     spinner = args.command not in RUNNERS and args.command != "tv"
     with metered(memory=memory, name="the command's work budget") as meter:
-        with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
-            if args.command == "calibrate":  # calibrate runs its own Deadline from args.max_seconds
-                return runner(args)
-            budget = Deadline(args.max_seconds, name="max-seconds")  # validated before any work
-            if defaulted:
-                budget.shown += " (the default)"
+        try:
+            with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
+                if args.command == "calibrate":  # calibrate runs its own Deadline from args.max_seconds
+                    return runner(args)
+                budget = Deadline(args.max_seconds, name="max-seconds")  # validated before any work
+                if defaulted:
+                    budget.shown += " (the default)"
 
-            def check() -> None:
-                budget.check(f"computing {args.command} ({meter.used} work units done; last: {meter.doing})")
+                def check() -> None:
+                    budget.check(f"computing {args.command} ({meter.used} work units done; last: {meter.doing})")
 
-            with checkpoints(check):
-                return runner(args)
+                with checkpoints(check):
+                    return runner(args)
+        except BudgetExhausted as exc:
+            if "work units" in str(exc) or not meter.used:
+                raise
+            # how far it got, for the budgets whose message does not say it (calibrate's own Deadline)
+            raise BudgetExhausted(f"{exc} [stopped after {meter.used} work units; last: {meter.doing}]") from None
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from fractions import Fraction
 
 from certdp.enclose import to_ball, workprec
 from certdp.enclose.work import fmt_bytes, headroom, product_bytes
-from certdp.errors import CertdpError, LimitExceeded
+from certdp.errors import BudgetExhausted, CertdpError, LimitExceeded
 from certdp.pairs import PrivacyPair
 
 #: ratio of a normal distribution's interquartile range to its standard deviation
@@ -85,7 +85,7 @@ def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
                 q1 = _quantile_index(p, h, lat.lo, lat.hi, 0.75)
                 q3 = _quantile_index(p, h, lat.lo, lat.hi, 0.25)
                 spread += n * ((q3 - q1) / IQR_PER_SD) ** 2  # variances add over the steps
-    except LimitExceeded:
+    except (LimitExceeded, BudgetExhausted):  # the lattice's own refusal, or a budget spent on the probes
         raise
     except (CertdpError, ArithmeticError, ValueError):
         return None
