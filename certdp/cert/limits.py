@@ -105,7 +105,7 @@ MAX_RDP_ORDER_SUM_WORK = 1 << 18
 #: before it is formed (the committed DP-SGD certificates need under 300k). Attack round (issue 15):
 #: 2^19 cells at 256 bits and 2^-400 pruning took 117 s and 4 GB for one direction, so cells,
 #: precision and products were cut to what certdp writes (at most 90k cells, 128 bits).
-MAX_PLD_CELLS = 1 << 17
+MAX_PLD_CELLS = 1 << 18  # certdp.notions.pld_lattice.MAX_CELLS
 MIN_PLD_H = Fraction(1, 1 << 16)
 MAX_PLD_H = Fraction(1, 1 << 4)
 PLD_OFFSET_BITS = 40  # the offset is a multiple of h 2^-40

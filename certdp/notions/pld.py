@@ -70,9 +70,10 @@ from certdp.notions.pld_lattice import (
     choose_offset,
     lattice_for,
     lower_lattice_pmf,
+    tuned_offset,
     upper_lattice_pmf,
 )
-from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice, tail_pmf
+from certdp.notions.pld_split import MAX_EXTENT, SplitLattice, bulk_bits, split_lattice, tail_pmf
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import exact_str, real
 
@@ -645,16 +646,30 @@ def pld_bounds(
     floor, tail_bits = resolution(delta, steps)
     Result = tuple[dict[str, Ball], list[Part]]
     cache: dict[tuple[str, Fraction, bool], Result] = {}  # a round reuses the earlier rounds' lattices
+    lower_on: dict[tuple[str, Fraction], list[Part]] = {}  # the lower side's lattices where they differ
 
-    def run(name: str, hh: Fraction, max_product: int | None, upper_only: bool = False) -> Result:
+    def run(
+        name: str, hh: Fraction, max_product: int | None, upper_only: bool = False, offset: Fraction | None = None
+    ) -> Result:
         for key in ((name, hh, False), (name, hh, True)) if upper_only else ((name, hh, False),):
             if key in cache:
                 return cache[key]
         parts = comps[name]
-        spl = _split_for(parts, hh, tail_bits, delta, tune=not upper_only)
+        if not upper_only and offset is None and _retunable(parts, delta):
+            hl, offset = _lower_spacing(parts[0][0], hh)
+            if hl != hh:  # the lower side on a coarser lattice that balances, the upper side at hh
+                upper, lower = run(name, hh, max_product, True), run(name, hl, max_product, False, offset)
+                both = {"lower": lower[0]["lower"], "upper": upper[0]["upper"].min(lower[0]["upper"])}
+                cache[(name, hh, False)] = (both, upper[1])
+                lower_on[(name, hh)] = lower[1]
+                return cache[(name, hh, False)]
+        spl = _split_for(parts, hh, tail_bits, delta, tune=not upper_only, offset=offset)
         # one tuned lattice per part for both sides (the upper bound is second order at any offset,
         # so an upper-only run skips the offset search)
-        lats = part_lattices(parts, hh, tail_bits, tune=not upper_only) if spl is None else [(*parts[0], spl)]
+        if spl is None and offset is not None:
+            lats = [(*parts[0], lattice_for(parts[0][0], hh, tail_bits, offset=offset))]
+        else:
+            lats = part_lattices(parts, hh, tail_bits, tune=not upper_only) if spl is None else [(*parts[0], spl)]
         reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
         if reach > MAX_LOSS:
             raise LimitExceeded(
@@ -689,7 +704,7 @@ def pld_bounds(
         return min(done, key=lambda out: out[0]["upper"].mid(), default=None)
 
     def at(hh: Fraction, max_product: int | None = None) -> PldResult:
-        return _assemble(comps, hh, run, max_product, delta, steps, floor, known)
+        return _assemble(comps, hh, run, max_product, delta, steps, floor, known, lower_on)
 
     if h is not None:
         return at(h)
@@ -768,20 +783,71 @@ def pld_bounds(
     return best
 
 
+def _retunable(parts: list[tuple[PrivacyPair, int]], delta: Fraction | None) -> bool:
+    """A one-part composition of a pair without loss atoms at an eps(delta) query: its lattice is
+    the split or plain one of one pair, whose spacing the lower side may choose itself."""
+    return delta is not None and len(parts) == 1 and parts[0][0].loss_grid() is None
+
+
 def _split_for(
-    parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int, delta: Fraction | None, tune: bool
+    parts: list[tuple[PrivacyPair, int]],
+    h: Fraction,
+    tail_bits: int,
+    delta: Fraction | None,
+    tune: bool,
+    offset: Fraction | None = None,
 ) -> SplitLattice | None:
     """The bulk/tail lattice (certdp.notions.pld_split) of a one-part composition of a pair without
     loss atoms at an eps(delta) query, when it pays (else None: the plain lattice); its offset is
-    tuned on the bulk when ``tune``."""
-    if delta is None or len(parts) != 1 or parts[0][0].loss_grid() is not None:
+    ``offset``, or tuned on the bulk when ``tune``."""
+    if not _retunable(parts, delta):
         return None
+    assert delta is not None
     pair, n = parts[0]
     bits = bulk_bits(delta, n)
     spl = split_lattice(pair, h, tail_bits, bits)
-    if spl is None or not tune:
+    if spl is None or not (tune or offset is not None):
         return spl
-    return split_lattice(pair, h, tail_bits, bits, offset=choose_offset(pair, h, base=spl.bulk))
+    if offset is None:
+        offset = choose_offset(pair, h, base=spl.bulk)
+    return split_lattice(pair, h, tail_bits, bits, offset=offset)
+
+
+#: the lower side keeps spacing h when the tuned offset leaves at most this many h^2 per step
+#: unbalanced (:func:`certdp.notions.pld_lattice.tuned_offset`); beyond, it takes a coarser one
+LOWER_IMBALANCE = 2
+
+#: the coarser spacings tried for the lower side: h (1 + k/8), k = 1..LOWER_COARSER (up to 2h)
+LOWER_COARSER = 8
+
+
+def _lower_spacing(pair: PrivacyPair, h: Fraction) -> tuple[Fraction, Fraction]:
+    """(spacing, offset) for the lower side: h with its tuned offset when that offset leaves at most
+    LOWER_IMBALANCE h^2 per step unbalanced, else the finest of the coarser spacings h (1 + k/8),
+    k = 1..LOWER_COARSER (dyadic, four significant bits) whose offset does, else the one that
+    leaves the least.
+
+    Why: near a hard edge of the loss with much mass above it (the subsampled Gaussian at small q:
+    L >= log(1 - q)) the balancing of the lower bound breaks down below some spacing, for every
+    offset and meeting cell (measured, q = 0.001, sigma = 0.8: 0.05 h^2 per step at h = 20 2^-19,
+    1.4 h^2 at 19 2^-19, 8.5 h^2 at 18 2^-19, 20 h^2 at 16 2^-19), and n steps multiply what stays
+    unbalanced: at 10^6 steps the lower end at h = 2^-15 was 12.4032 against 12.4210 at 20 2^-19.
+
+    Contract: a spacing >= h and an offset in [0, spacing); only steers tightness (every lattice
+    gives sound bounds), no enclosure.
+    """
+    best: tuple[float, Fraction, Fraction] | None = None
+    spacings = [h, *(_dyadic_floor(h * (8 + k) / 8) for k in range(1, LOWER_COARSER + 1))]
+    for hc in dict.fromkeys(sp for sp in spacings if sp >= h):
+        # the search's window lies near the median: a base with light ends covers it at any cell count
+        base = lattice_for(pair, hc, 40, max_cells=MAX_EXTENT)
+        offset, imbalance = tuned_offset(pair, hc, base=base)
+        if imbalance <= LOWER_IMBALANCE * float(hc) ** 2:
+            return hc, offset
+        if best is None or imbalance < best[0]:
+            best = (imbalance, hc, offset)
+    assert best is not None
+    return best[1], best[2]
 
 
 def _assemble(
@@ -793,10 +859,12 @@ def _assemble(
     steps: int,
     floor: Fraction,
     known: object = None,
+    lower_on: dict[tuple[str, Fraction], list[Part]] | None = None,
 ) -> PldResult:
     """One round of :func:`pld_bounds` at spacing h: each direction's bounds (the dominated one
     on a coarse lattice, or on an earlier round's lattice: ``known(name)`` gives the earlier
-    result with the smallest upper end, or None), their grid, and the max of the ends."""
+    result with the smallest upper end, or None), their grid (with ``lower_lattice`` where
+    ``lower_on`` has the lower side on a lattice of its own), and the max of the ends."""
     results: dict[str, tuple[dict[str, Ball], list[Part]]] = {}
     names = list(comps)
     if len(names) == 1:
@@ -826,6 +894,9 @@ def _assemble(
         record: dict[str, object] = dict(lattice_record(lats[0][2]))
         if len(lats) > 1:
             record = {"parts": [{"mechanism": p.mechanism, "steps": n, **lattice_record(lat)} for p, n, lat in lats]}
+        own = (lower_on or {}).get((name, h))
+        if own is not None:
+            record["lower_lattice"] = lattice_record(own[0][2])
         grid[name] = {**record, "lower": low_s, "upper": up_s}
     grid.update(steps=steps, prune_floor=str(floor))
     ends_all = [r[0] for r in results.values()]

@@ -17,7 +17,7 @@ from certdp.pairs import PrivacyPair
 
 #: most cells of one step's lattice (one Arb tail evaluation each, ~0.1 ms; the powers grow with
 #: it); the certificate verifier's limit (certdp.cert.limits.MAX_PLD_CELLS) is the same
-MAX_CELLS = 1 << 17
+MAX_CELLS = 1 << 18
 
 
 @dataclass(frozen=True)
@@ -217,6 +217,9 @@ def _lower_groups(pair: PrivacyPair, lattice: LossLattice, cells: Cells) -> list
     return groups
 
 
+#: the meeting cell is searched from this many cells below the mode of the cell masses
+MEETING_BELOW_MODE = 64
+
 #: the unit of the balancing fractions: a fraction is an int k, meaning k / ONE
 ONE = 2**50
 
@@ -269,6 +272,16 @@ WINDOW_MAX_CELLS = 4096
 def choose_offset(
     pair: PrivacyPair, h: Fraction, tries: int = 8, refine: int = 4, base: LossLattice | None = None
 ) -> Fraction:
+    """The offset of :func:`tuned_offset` (its imbalance dropped).
+
+    Contract: a dyadic Fraction in [0, h); no enclosure.
+    """
+    return tuned_offset(pair, h, tries, refine, base)[0]
+
+
+def tuned_offset(
+    pair: PrivacyPair, h: Fraction, tries: int = 8, refine: int = 4, base: LossLattice | None = None
+) -> tuple[Fraction, float]:
     """The lattice offset in [0, h) whose lower-bound construction gives away the least, measured
     in floats (:func:`_imbalance`) on a window from 160 cells below the P-median of the loss up to
     where its P-tail drops below WINDOW_TOP_MASS (at least 160, at most WINDOW_MAX_CELLS cells above
@@ -280,7 +293,8 @@ def choose_offset(
     varies with the offset from nearly 0 to over 100 h^2 per step (q = 0.004, sigma = 0.52), and n
     steps multiply it. The choice only steers tightness: every offset gives sound bounds.
 
-    Contract: a dyadic Fraction in [0, h); no enclosure.
+    Contract: (offset, imbalance): a dyadic Fraction in [0, h) and the float imbalance of the
+    window at that offset, per step (it steers the lower side's spacing); no enclosure.
     """
     with workprec(64):
         base = base if base is not None else lattice_for(pair, h)
@@ -326,7 +340,7 @@ def choose_offset(
                 if cand not in costs:
                     costs[cand] = cost(cand)
             best = min(costs, key=costs.__getitem__)
-    return best
+    return best, costs[best]
 
 
 def _meeting_cell(
@@ -394,7 +408,7 @@ def _meeting_cell(
     # bottom); a coarse cut first, then the three best at h/32
     try:
         with workprec(64):
-            candidates = range(max(2, mode - 64), min(n - 2, mode + 1) + 1)
+            candidates = range(max(2, mode - MEETING_BELOW_MODE), min(n - 2, mode + 1) + 1)
             rough = sorted(candidates, key=lambda m: mismatch(m, 8))[:3]
             best = min(rough, key=lambda m: mismatch(m, 32)) if rough else None
     except (OverflowError, ZeroDivisionError, PrecisionExhausted):
