@@ -591,7 +591,9 @@ def pld_bounds(
     lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
 
     ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None; for one
-    cheap lattice pass ``h=default_spacing(pair, delta=...)``).
+    cheap lattice pass ``h=default_spacing(pair, delta=...)``). In every round of an eps(delta)
+    query of one pair without atoms, the lower side may take a coarser lattice of its own where
+    h leaves the balancing too much (:func:`_lower_spacing`; the grid's ``lower_lattice``).
     Otherwise: refine until the relative width (upper - lower)/upper of the enclosure is at most
     ``rel_width`` (None: DEFAULT_REL_WIDTH = 1e-4 for eps(delta); an upper end of 0 counts as
     met, and for delta(eps) an upper end <= 2^12 PRUNE_FLOOR (4e-37: the prunes of 2^8 floors per
