@@ -54,10 +54,11 @@ def _e(x: object) -> str:
     return html.escape(str(x))
 
 
-def render_html(report: ClaimsReport) -> str:
+def render_html(report: ClaimsReport, unregistered: Sequence[dict[str, object]] = ()) -> str:
     """Contract: one HTML page: the status counts, then per paper its citation, its counts and a
     table of claims (where, statement, printed, the interval it stands for, certified enclosure,
-    status, evidence, computation, note)."""
+    status, evidence, computation, note); then the ``unregistered`` printed numbers (records with
+    paper, numbers, text and reason), if any."""
     counts = report.counts()
     summary = report.summary()
     out = [
@@ -101,6 +102,18 @@ def render_html(report: ClaimsReport) -> str:
                 f"<td><code>{_e(_certified(r))}</code></td>"
                 f"<td class='s' style='color:{COLORS[r.status]}'>{_e(r.status)}</td>"
                 f"<td>{_e(r.evidence)}<br><code>{_e(comp)}</code>{extra}</td></tr>"
+            )
+        out.append("</table>")
+    if unregistered:
+        out.append(
+            f"<h2>Printed numbers not registered ({len(unregistered)} sentences or rows)</h2>"
+            "<table><tr><th>paper</th><th>numbers</th><th>text</th><th>why not checked</th></tr>"
+        )
+        for u in unregistered:
+            nums = ", ".join(str(n) for n in u.get("numbers", []))  # type: ignore[attr-defined]
+            out.append(
+                f"<tr><td>{_e(u.get('paper'))}</td><td><code>{_e(nums)}</code></td>"
+                f"<td>{_e(u.get('text'))}</td><td>{_e(u.get('reason'))}</td></tr>"
             )
         out.append("</table>")
     out.append("</body></html>")
