@@ -1,0 +1,422 @@
+"""Every DpEvent of dp_accounting 0.6, certified or refused with a reason (docs/integrations.md).
+
+:func:`account_event` takes a live ``DpEvent`` (or its dict form) and a neighbouring relation, as
+dp_accounting's accountants do (``add_or_remove_one``, their default; ``replace_one``;
+``replace_special``), and answers eps(delta) or delta(eps):
+
+* **certified**: [lower, upper] contains the true value of the event under that relation;
+  ``sides`` says whether both ends are proved (``two-sided``: the PLD lattice or a closed form on
+  a tight pair) or only the upper end (``upper``: an RDP conversion, or a pair that only
+  dominates). Pairs with two directions (Poisson sampling, sampling without replacement, the
+  mixture of Gaussians, randomized response under replace_special) are split into their
+  ``remove`` and ``add`` compositions, each accounted by certdp's one rule
+  (certdp.notions.accountant), and the answer is the larger of each end.
+* **infinite**: the event contains a ``NonPrivateDpEvent`` (or a noise parameter of 0): eps = inf
+  is the stated answer (no finite eps holds for every such mechanism); delta(eps) is at most 1.
+* **refused**: :class:`certdp.errors.Unsupported` with one line saying what certdp would need.
+
+The pair of each event and its proof: docs/math.md §13. Conventions: under ``replace_one`` a
+Gaussian or Laplace event's noise multiplier is relative to one record's norm bound C, so a
+replacement moves the sum by up to 2C (dp_accounting's PLD accountant reads the Gaussian event
+the same way; its RDP accountant reads a ``SampledWithoutReplacementDpEvent``'s noise
+multiplier relative to the replacement sensitivity 2C, i.e. as half of certdp's).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
+from certdp.integrations.dp_accounting import MAX_COUNT, MAX_DEPTH, _Budget, _int, _real, _renamed
+from certdp.pairs import (
+    DiscreteLaplace,
+    Gaussian,
+    Laplace,
+    PrivacyPair,
+    SubsampledGaussian,
+    ZcdpBound,
+    compose,
+)
+from certdp.pairs.gaussian_shifts import GaussianShifts
+from certdp.pairs.randomized_response import RandomizedResponse
+from certdp.pairs.subsampled_laplace import SubsampledLaplace
+
+RELATIONS = ("add_or_remove_one", "replace_one", "replace_special")
+
+#: Fields of every DpEvent class of dp_accounting 0.6, in its order.
+ALL_FIELDS: dict[str, tuple[str, ...]] = {
+    "NoOpDpEvent": (),
+    "NonPrivateDpEvent": (),
+    "UnsupportedDpEvent": (),
+    "GaussianDpEvent": ("noise_multiplier",),
+    "LaplaceDpEvent": ("noise_multiplier",),
+    "DiscreteLaplaceDpEvent": ("noise_parameter", "sensitivity"),
+    "RandomizedResponseDpEvent": ("noise_parameter", "num_buckets"),
+    "MixtureOfGaussiansDpEvent": ("standard_deviation", "sensitivities", "sampling_probs"),
+    "ZCDpEvent": ("rho", "xi"),
+    "PoissonSampledDpEvent": ("sampling_probability", "event"),
+    "SampledWithoutReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+    "SampledWithReplacementDpEvent": ("source_dataset_size", "sample_size", "event"),
+    "SingleEpochTreeAggregationDpEvent": ("noise_multiplier", "step_counts"),
+    "RepeatAndSelectDpEvent": ("event", "mean", "shape"),
+    "TruncatedSubsampledGaussianDpEvent": (
+        "dataset_size",
+        "sampling_probability",
+        "truncated_batch_size",
+        "noise_multiplier",
+    ),
+    "SelfComposedDpEvent": ("event", "count"),
+    "ComposedDpEvent": ("events",),
+}
+
+#: Why an event class is refused (whatever its parameters): what certdp would need.
+REFUSED: dict[str, str] = {
+    "UnsupportedDpEvent": "UnsupportedDpEvent is dp_accounting's placeholder for a mechanism without a DP "
+    "description: certdp would need the mechanism's dominating pair",
+    "SampledWithReplacementDpEvent": "SampledWithReplacementDpEvent: certdp would need a proved dominating pair "
+    "for sampling with replacement (a record enters a batch k ~ Binomial(b, 1/n) times, and the batch's other "
+    "draws depend on k); none is implemented",
+    "RepeatAndSelectDpEvent": "RepeatAndSelectDpEvent: certdp would need the Renyi bound of Papernot and Steinke "
+    "(arXiv:2110.03620) as a certified RDP curve; no dominating pair with a loss distribution is known",
+    "TruncatedSubsampledGaussianDpEvent": "TruncatedSubsampledGaussianDpEvent: certdp would need the dominating "
+    "pair of truncated Poisson sampling (arXiv:2508.15089) with a certified loss distribution",
+}
+
+#: Largest dataset size of a sampled event (the rate b/n is exact; this only bounds the integers).
+MAX_DATASET = 10**15
+
+#: How far from 1 the float weights of a MixtureOfGaussiansDpEvent may sum (they are then divided
+#: by their exact sum: 0.81 + 0.18 + 0.01 is not exactly 1 in binary).
+WEIGHT_SLACK = Fraction(1, 2**40)
+
+
+def relation_name(relation: object) -> str:
+    """The relation as one of RELATIONS (dp_accounting's NeighboringRelation enum is read by name).
+
+    Contract: a member of RELATIONS, else InvalidArgument naming the value.
+    """
+    name = getattr(relation, "name", relation)
+    text = str(name).lower() if isinstance(name, str) else None
+    if text not in RELATIONS:
+        raise invalid("relation", relation, f"must be one of {', '.join(RELATIONS)}")
+    return text
+
+
+@dataclass
+class _Walk:
+    relation: str
+    budget: _Budget = field(default_factory=_Budget)
+    nonprivate: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _read(obj: object) -> tuple[str, Callable[[str], Any], str]:
+    """(class name, field getter, kind) of a live event or its dict form."""
+    if isinstance(obj, Mapping):
+        doc = dict(obj)
+        name = doc.get("class_name")
+        if not isinstance(name, str):
+            raise invalid("class_name", repr(name), "must be a DpEvent class name")
+        if name not in ALL_FIELDS:
+            raise Unsupported(f"{fmt_value(name)} is not a DpEvent of dp_accounting 0.6")
+        for f in ALL_FIELDS[name]:
+            if f not in doc and not (name == "ZCDpEvent" and f == "xi"):
+                raise InvalidArgument(f"{name}.{f} is missing")
+        return name, lambda f: doc.get(f, 0.0), "json"
+    name = type(obj).__name__
+    if name not in ALL_FIELDS:
+        if name.endswith("DpEvent") or type(obj).__module__.startswith("dp_accounting"):
+            raise Unsupported(f"{name} is not a DpEvent of dp_accounting 0.6 that certdp knows")
+        raise invalid("event", repr(obj), "must be a dp_accounting DpEvent or its dict form")
+    declared = getattr(type(obj), "__attrs_attrs__", None)
+    if declared is not None and tuple(a.name for a in declared) != ALL_FIELDS[name]:
+        raise Unsupported(f"{name} has fields other than dp_accounting 0.6's: this version is not supported")
+    return name, lambda f: getattr(obj, f), "live"
+
+
+def _floats(name: str, value: object, kind: str) -> list[Fraction]:
+    if isinstance(value, str | bytes | Mapping) or not hasattr(value, "__len__"):
+        raise invalid(name, repr(value), "must be a list of numbers")
+    if len(value) > 1000:  # type: ignore[arg-type]
+        raise LimitExceeded(f"{name} has {len(value)} items, more than 1000")  # type: ignore[arg-type]
+    return [_real(f"{name}[{i}]", v, kind) for i, v in enumerate(value)]  # type: ignore[arg-type]
+
+
+Items = list[tuple[PrivacyPair, int]]
+
+
+def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
+    """The (pair, count) items of an event under w.relation; NonPrivate and zero noise are noted
+    in w.nonprivate; refusals raise Unsupported (one line)."""
+    if depth > MAX_DEPTH:
+        raise LimitExceeded(f"the event is nested more than {MAX_DEPTH} levels deep")
+    w.budget.visit()
+    name, get, kind = _read(obj)
+    rel = w.relation
+    if name in REFUSED:
+        raise Unsupported(REFUSED[name])
+    if name == "NoOpDpEvent":
+        return []
+    if name == "NonPrivateDpEvent":
+        w.nonprivate.append("NonPrivateDpEvent")
+        return []
+    if name == "SelfComposedDpEvent":
+        count = _int(f"{name}.count", get("count"), kind, ge=0, le=MAX_COUNT)
+        if mult * count > MAX_COUNT:
+            raise LimitExceeded(f"nested counts multiply to {fmt_value(mult * count)}, beyond the limit {MAX_COUNT}")
+        return [] if count == 0 else _walk(get("event"), depth + 1, mult * count, w)
+    if name == "ComposedDpEvent":
+        events = get("events")
+        if isinstance(events, str | bytes | Mapping) or not isinstance(events, list | tuple):
+            raise invalid(f"{name}.events", repr(events), "must be a list of events")
+        items: Items = []
+        for e in events:
+            items += _walk(e, depth + 1, mult, w)
+        return items
+    if name == "GaussianDpEvent":
+        s = _real(f"{name}.noise_multiplier", get("noise_multiplier"), kind, ge=0)
+        if s == 0:
+            w.nonprivate.append(f"{name}.noise_multiplier=0")
+            return []
+        shift = 2 if rel == "replace_one" else 1
+        return [(_renamed(lambda: Gaussian(s, shift), {"sigma": f"{name}.noise_multiplier"}), mult)]
+    if name == "LaplaceDpEvent":
+        b = _real(f"{name}.noise_multiplier", get("noise_multiplier"), kind, ge=0)
+        if b == 0:
+            w.nonprivate.append(f"{name}.noise_multiplier=0")
+            return []
+        shift = 2 if rel == "replace_one" else 1
+        return [(_renamed(lambda: Laplace(b, shift), {"scale": f"{name}.noise_multiplier"}), mult)]
+    if name == "DiscreteLaplaceDpEvent":
+        a = _real(f"{name}.noise_parameter", get("noise_parameter"), kind, ge=0)
+        k = _int(f"{name}.sensitivity", get("sensitivity"), kind, ge=1, le=MAX_COUNT)
+        if a == 0:
+            w.nonprivate.append(f"{name}.noise_parameter=0")
+            return []
+        k = 2 * k if rel == "replace_one" else k
+        names = {"a": f"{name}.noise_parameter", "shift": f"{name}.sensitivity"}
+        return [(_renamed(lambda: DiscreteLaplace(a, k), names), mult)]
+    if name == "ZCDpEvent":
+        rho = _real(f"{name}.rho", get("rho"), kind, ge=0)
+        xi = _real(f"{name}.xi", get("xi"), kind, ge=0)
+        if rho == 0 and xi == 0:
+            return []
+        return [(_renamed(lambda: ZcdpBound(rho, xi), {"rho": f"{name}.rho", "xi": f"{name}.xi"}), mult)]
+    if name == "RandomizedResponseDpEvent":
+        p = _real(f"{name}.noise_parameter", get("noise_parameter"), kind, ge=0, le=1)
+        k = _int(f"{name}.num_buckets", get("num_buckets"), kind, ge=1, le=MAX_COUNT)
+        if rel == "add_or_remove_one":
+            raise Unsupported(
+                f"{name} under add_or_remove_one: randomized response has no absent input; certdp (as dp_accounting) "
+                "needs relation replace_one or replace_special"
+            )
+        if k == 1:  # one bucket: the output is constant
+            return []
+        if p == 0:
+            w.nonprivate.append(f"{name}.noise_parameter=0")
+            return []
+        names = {"noise": f"{name}.noise_parameter", "buckets": f"{name}.num_buckets"}
+        return [(_renamed(lambda: RandomizedResponse(p, k, rel), names), mult)]
+    if name == "MixtureOfGaussiansDpEvent":
+        if rel == "replace_one":
+            raise Unsupported(
+                f"{name} under replace_one: the event describes one neighbour against the noise alone; certdp "
+                "(as dp_accounting) needs add_or_remove_one or replace_special"
+            )
+        s = _real(f"{name}.standard_deviation", get("standard_deviation"), kind, ge=0)
+        cs = _floats(f"{name}.sensitivities", get("sensitivities"), kind)
+        ps = _floats(f"{name}.sampling_probs", get("sampling_probs"), kind)
+        if len(cs) != len(ps) or not cs:
+            raise InvalidArgument(
+                f"{name}.sensitivities has {len(cs)} items and sampling_probs {len(ps)}: they must be equal and > 0"
+            )
+        if any(c < 0 for c in cs):
+            raise Unsupported(
+                f"{name}: a negative sensitivity; certdp needs sensitivities >= 0 (norms: Choquette-Choo, Ganesh, "
+                "Steinke and Thakurta, arXiv:2310.15526, Cor. 4.7), where the loss is monotone"
+            )
+        if any(p < 0 for p in ps) or abs(sum(ps) - 1) > WEIGHT_SLACK:
+            raise invalid(f"{name}.sampling_probs", f"sum {float(sum(ps))!r}", "must be >= 0 and sum to 1")
+        if all(c == 0 or p == 0 for c, p in zip(cs, ps, strict=True)):
+            return []  # the neighbour's output has the noise's law
+        if s == 0:
+            w.nonprivate.append(f"{name}.standard_deviation=0")
+            return []
+        total = sum(ps)
+        if total != 1:
+            w.notes.append(f"{name}: sampling_probs divided by their exact sum {float(total)!r}")
+        weights = tuple(p / total for p in ps)
+        return [
+            (_renamed(lambda: GaussianShifts(s, tuple(cs), weights), {"sigma": f"{name}.standard_deviation"}), mult)
+        ]
+    if name == "PoissonSampledDpEvent":
+        q = _real(f"{name}.sampling_probability", get("sampling_probability"), kind, ge=0, le=1)
+        if rel == "replace_one":
+            raise Unsupported(
+                f"{name} under replace_one: certdp would need a proved dominating pair of Poisson sampling for "
+                "substitution; use add_or_remove_one"
+            )
+        return _sampled(name, q, get("event"), depth, mult, w, halve=False)
+    if name == "SampledWithoutReplacementDpEvent":
+        n = _int(f"{name}.source_dataset_size", get("source_dataset_size"), kind, ge=1, le=MAX_DATASET)
+        b = _int(f"{name}.sample_size", get("sample_size"), kind, ge=0, le=MAX_DATASET)
+        if b > n:
+            raise invalid(f"{name}.sample_size", b, f"must be <= source_dataset_size={n}")
+        if rel != "replace_one":
+            raise Unsupported(
+                f"{name} under {rel}: a fixed batch of a dataset of public size n is defined for replace_one "
+                "(as in dp_accounting)"
+            )
+        return _sampled(name, Fraction(b, n), get("event"), depth, mult, w, halve=True)
+    if name == "SingleEpochTreeAggregationDpEvent":
+        if rel == "replace_one":
+            raise Unsupported(
+                f"{name} under replace_one: certdp (as dp_accounting) needs replace_special (or add_or_remove_one)"
+            )
+        s = _real(f"{name}.noise_multiplier", get("noise_multiplier"), kind, ge=0)
+        raw = get("step_counts")
+        counts = raw if isinstance(raw, list | tuple) else [raw]
+        if not counts:
+            raise InvalidArgument(f"{name}.step_counts is empty")
+        steps = [_int(f"{name}.step_counts", c, kind, ge=0, le=MAX_COUNT) for c in counts]
+        depth_nodes = max(steps).bit_length()  # ceil(log2(T + 1)): the nodes above a leaf
+        if depth_nodes == 0:
+            return []
+        if s == 0:
+            w.nonprivate.append(f"{name}.noise_multiplier=0")
+            return []
+        # the record's contribution v (norm <= 1) enters D nodes, each with N(0, s^2) noise: the
+        # Gaussian pair of shift sqrt(D), i.e. D Gaussians of shift 1 composed (docs/math.md §13.5)
+        return [(_renamed(lambda: Gaussian(s), {"sigma": f"{name}.noise_multiplier"}), mult * depth_nodes)]
+    raise Unsupported(f"{name} is not supported by certdp")  # pragma: no cover - ALL_FIELDS is exhaustive
+
+
+def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _Walk, *, halve: bool) -> Items:
+    """Items of a Poisson-sampled (halve False) or sampled-without-replacement (halve True: the
+    replacement moves the sum by 2C, docs/math.md §13.3) Gaussian or Laplace event."""
+    w.budget.visit()
+    inner_name, get, kind = _read(inner)
+    if q == 0:
+        return []
+    what = "Poisson sampling" if not halve else "sampling without replacement"
+    if inner_name not in ("GaussianDpEvent", "LaplaceDpEvent"):
+        raise Unsupported(
+            f"{name} of {inner_name}: certdp has the dominating pairs of {what} for GaussianDpEvent and "
+            f"LaplaceDpEvent only; it would need the pair of {inner_name} under {what}"
+        )
+    field_name = f"{inner_name}.noise_multiplier"
+    s = _real(field_name, get("noise_multiplier"), kind, ge=0)
+    if s == 0:
+        w.nonprivate.append(f"{field_name}=0")
+        return []
+    scale = s / 2 if halve else s
+    if inner_name == "GaussianDpEvent":
+        pair = _renamed(lambda: SubsampledGaussian(q, scale, "both"), {"sigma": field_name, "q": f"{name}.rate"})
+    else:
+        pair = _renamed(lambda: SubsampledLaplace(q, scale, "both"), {"scale": field_name, "q": f"{name}.rate"})
+    return [(pair, mult)]
+
+
+def _directed(pair: PrivacyPair, direction: str) -> PrivacyPair:
+    if getattr(pair, "direction", None) != "both":
+        return pair
+    if isinstance(pair, SubsampledGaussian):
+        return SubsampledGaussian(pair.q, pair.sigma, direction)
+    if isinstance(pair, RandomizedResponse) and pair.relation == "replace_one":
+        return pair  # symmetric
+    return pair.directed(direction)  # type: ignore[attr-defined]
+
+
+def event_pairs(
+    event: object, relation: object = "add_or_remove_one"
+) -> tuple[dict[str, PrivacyPair], list[str], list[str]]:
+    """The compositions that certdp accounts for ``event`` under ``relation``, by direction name
+    ("remove" and "add" when some part has two directions, else "pair"), with the reasons the
+    event is not private (NonPrivateDpEvent, a zero noise) and notes on how it was read.
+
+    Contract: the largest delta curve over the returned compositions is the event's (for tight
+    pairs) or above it (docs/math.md §13); an empty dict when the event releases nothing; every
+    refusal is Unsupported in one line saying what certdp would need; bad values InvalidArgument
+    naming the field; LimitExceeded beyond MAX_DEPTH, MAX_EVENTS or MAX_COUNT.
+    """
+    w = _Walk(relation_name(relation))
+    items = _walk(event, 0, 1, w)
+    if not items:
+        return {}, w.nonprivate, w.notes
+    split = any(_directed(p, "remove") is not p for p, _ in items)
+    names = ("remove", "add") if split else ("pair",)
+    out: dict[str, PrivacyPair] = {}
+    for d in names:
+        parts = [(_directed(p, d), n) for p, n in items] if split else items
+        out[d] = parts[0][0] if len(parts) == 1 and parts[0][1] == 1 else compose(parts)
+    return out, w.nonprivate, w.notes
+
+
+@dataclass(frozen=True)
+class EventAnswer:
+    """certdp's answer for one DpEvent (module docstring).
+
+    ``status``: certified, infinite or nothing (the event releases nothing: eps = delta = 0).
+    ``lower``/``upper``: the enclosure's ends (exact; math.inf for an infinite eps; lower None when
+    no lower end is proved). ``sides``: two-sided or upper. ``reason``: one line.
+    """
+
+    quantity: str
+    status: str
+    lower: Fraction | float | None
+    upper: Fraction | float
+    sides: str
+    reason: str
+    directions: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+def account_event(
+    event: object,
+    *,
+    delta: object = None,
+    eps: object = None,
+    relation: object = "add_or_remove_one",
+    rel_width: object = None,
+) -> EventAnswer:
+    """eps(delta) (or delta(eps)) of a dp_accounting DpEvent under ``relation``, certified or refused.
+
+    Contract: for status certified, lower <= the event's true value <= upper (lower None: not
+    proved); both ends proved when sides is two-sided; infinite for a non-private event (eps =
+    inf; delta <= 1); nothing (0, 0) when it releases nothing. Refusals: Unsupported, one line
+    (module docstring; the table in docs/integrations.md); proofs in docs/math.md §13 and §10.
+    """
+    from certdp.notions.accountant import delta as delta_of
+    from certdp.notions.accountant import epsilon as epsilon_of
+
+    if (delta is None) == (eps is None):
+        raise InvalidArgument("give exactly one of delta and eps")
+    quantity = "epsilon" if eps is None else "delta"
+    comps, nonprivate, notes = event_pairs(event, relation)
+    if nonprivate:
+        why = f"not differentially private ({nonprivate[0]})"
+        if quantity == "epsilon":
+            return EventAnswer(quantity, "infinite", math.inf, math.inf, "stated", f"eps = inf: {why}")
+        return EventAnswer(quantity, "infinite", None, Fraction(1), "upper", f"delta <= 1 only: {why}")
+    if not comps:
+        return EventAnswer(quantity, "nothing", Fraction(0), Fraction(0), "two-sided", "the event releases nothing")
+    lowers, uppers, one_sided = [], [], []
+    for name, pair in comps.items():
+        if quantity == "epsilon":
+            res = epsilon_of(pair, delta, rel_width=rel_width)  # type: ignore[arg-type]
+        else:
+            res = delta_of(pair, eps, rel_width=rel_width)  # type: ignore[arg-type]
+        lowers.append(res.enclosure.lower)
+        uppers.append(res.enclosure.upper)
+        if res.via not in ("exact", "pld"):
+            one_sided.append(f"{name}: {res.via} ({res.lower_from})")
+    sides = "two-sided" if not one_sided else "upper"
+    reason = "PLD lattice / closed form on tight pairs" if not one_sided else "; ".join(one_sided)
+    return EventAnswer(quantity, "certified", max(lowers), max(uppers), sides, reason, tuple(comps), tuple(notes))
+
+
+__all__ = ["ALL_FIELDS", "REFUSED", "RELATIONS", "EventAnswer", "account_event", "event_pairs", "relation_name"]
