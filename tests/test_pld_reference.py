@@ -304,18 +304,12 @@ def test_dp_accounting_pessimistic_estimate_is_above_certdp_lower(q: str, sigma:
 # long compositions
 
 
-def _long(q: str, sigma: str, steps: int, delta: str) -> tuple[Fraction, Fraction]:
-    try:
-        lo, up, _ = certified(q, sigma, steps, "remove", delta=Fraction(delta))
-    except LimitExceeded as exc:
-        pytest.skip(f"certdp refuses {steps} steps: {exc}")
-    return lo, up
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("steps", [10**5, 10**6])
-def test_long_runs_overlap_the_reference(steps: int) -> None:
-    lo, up = _long("0.001", "0.8", steps, "1e-8")
+def test_long_runs_meet_the_width_and_overlap_the_reference(steps: int) -> None:
+    lo, up, exhausted = certified("0.001", "0.8", steps, "remove", delta=Fraction("1e-8"))
+    assert not exhausted, f"rel-width {REL_WIDTH} not reached at {steps} steps: [{float(lo)!r}, {float(up)!r}]"
+    assert up - lo <= Fraction(REL_WIDTH) * up
     r = ref.reference_eps(0.001, 0.8, steps, 1e-8, "remove", max_levels=3)
     assert r.rel_width < 1e-3, r
     assert_overlap(lo, up, r, f"q=0.001 sigma=0.8 steps={steps} delta=1e-8")

@@ -153,6 +153,10 @@ REFINE_SAFETY = Fraction(7, 10)
 #: one round refines the spacing by at most this factor (and at least 2)
 MAX_REFINE_STEP = 32
 
+#: the finest spacing the refinement tries (the cell and product limits bound its work): q = 1e-5
+#: (one step's losses about 1e-5 wide) needs h = 9e-7 for a relative width of 1e-4
+MIN_REFINE_H = Fraction(1, 2**26)
+
 #: most rounds of the refinement (the probe included)
 MAX_REFINE_ROUNDS = 6
 
@@ -603,7 +607,7 @@ def pld_bounds(
     first round runs at PROBE_FACTOR x :func:`auto_h`; each next spacing comes from the
     second-order error model through the last round (:func:`refined_h`). When the next lattice
     would pass the limits (MAX_CELLS cells per step, MAX_REFINE_PRODUCT coefficients in a
-    product, MIN_AUTO_H, MAX_REFINE_ROUNDS) the finest feasible one is tried, then
+    product, MIN_REFINE_H, MAX_REFINE_ROUNDS) the finest feasible one is tried, then
     PrecisionExhausted names rel-width, the width reached and the finest h (its ``result`` is
     the sound PldResult of the rounds so far, ``achieved_width`` its relative width). Every
     round's bounds are sound (docs/math.md §10), so the stopping rule does not matter for
@@ -756,8 +760,8 @@ def pld_bounds(
             refusal = None
             if len(rounds) >= MAX_REFINE_ROUNDS:
                 refusal = f"{MAX_REFINE_ROUNDS} rounds"
-            elif nxt < MIN_AUTO_H:
-                refusal = f"the finest spacing {exact_str(MIN_AUTO_H)}"
+            elif nxt < MIN_REFINE_H:
+                refusal = f"the finest spacing {exact_str(MIN_REFINE_H)}"
             else:
                 try:
                     got = at(nxt, MAX_REFINE_PRODUCT)
