@@ -64,7 +64,7 @@ def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
     Contract: integers and a spacing that only choose what to refuse (no enclosure).
     """
     from certdp.notions.pld import PROBE_FACTOR, auto_h, directions, resolution
-    from certdp.notions.pld_fixed import bits_for, fixed_bits
+    from certdp.notions.pld_fixed import bits_for
     from certdp.notions.pld_lattice import lattice_for
     from certdp.notions.pld_split import bulk_bits
 
@@ -78,8 +78,11 @@ def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
             h = auto_h(parts, tail_bits) * PROBE_FACTOR
             cells, spread = 0, 0.0
             for p, n in parts:
-                if p.loss_grid() is not None:  # atoms choose their own spacing (pld_grid.aligned_spacing)
+                grid = p.loss_grid()
+                if grid is not None and grid.atomic:  # a purely atomic loss may take a spacing above h
                     return None
+                # a loss with atoms and a continuous part takes a spacing <= h (pld_grid.aligned_spacing):
+                # its cells at h are a lower estimate
                 lat = lattice_for(p, h, fewest)  # LimitExceeded: the first round refuses the same way
                 cells = max(cells, lat.hi - lat.lo)
                 q1 = _quantile_index(p, h, lat.lo, lat.hi, 0.75)
@@ -90,7 +93,9 @@ def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
     except (CertdpError, ArithmeticError, ValueError):
         return None
     product = max(cells, math.ceil(2 * math.sqrt(spread)))
-    bits = bits_for(floor)(1, product) + fixed_bits(floor)[0] // 8
+    # a product of two factors in units of 2^-b holds 2b + log2(length) bits before it is rounded
+    # (certdp.enclose.fixed._mul charges that width)
+    bits = 2 * bits_for(floor)(1, product) + product.bit_length()
     # each direction's two sides square about log2(steps) times up to that length
     work = 2 * len(comps) * max(1, steps.bit_length()) * product
     return PldCost(h, cells, product, bits, work, product_bytes(product, bits))
