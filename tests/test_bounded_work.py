@@ -180,3 +180,25 @@ def test_the_hard_stop_timer_is_set_for_the_block_and_removed_after() -> None:
         with pytest.raises(BudgetExhausted, match=r"^max-seconds=60 ran out"):
             handler(signal.SIGALRM, None)  # type: ignore[operator]
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and signal.getsignal(signal.SIGALRM) == before
+
+
+def test_the_optional_lattice_lower_end_gives_way_within_its_share(monkeypatch: pytest.MonkeyPatch) -> None:
+    # via rdp, the lower end comes from a lattice when it fits its share of the work; past the
+    # share the answer keeps the conversion's upper end and the proved lower end 0, with a warning
+    # (q = 1e-5, sigma = 0.3, 10^6 steps, delta = 1e-300 via rdp: the lattice ran for minutes)
+    from certdp.notions import accountant
+
+    argv = "eps subsampled-gaussian --q 0.01 --sigma 1 --steps 100 --delta 1e-5 --via rdp --json".split()
+    code, out, err, _ = run(argv, 10**7)
+    full = json.loads(out)
+    assert code == 0 and full["lower_from"].startswith("pld lattice lower bound"), err
+    monkeypatch.setattr(accountant, "LOWER_END_WORK", 1000)
+    code, out, err, used = run(argv, 10**7)
+    rec = json.loads(out)
+    assert code == 0 and rec["lower"] == "0" and rec["lower_from"].startswith("trivial"), err
+    assert rec["upper"] == full["upper"] and any("its share of 1000 work units" in w for w in rec["warnings"])
+    assert used < 10**5  # the share was not passed by more than the conversion's own evaluations
+    # a caller's budget below the lattice's estimate skips the lattice before it is built
+    monkeypatch.setattr(accountant, "LOWER_END_WORK", 10**7)
+    code, out, err, used = run(argv, 2000)
+    assert code == 0 and json.loads(out)["lower_from"].startswith("trivial") and used <= 2000, err

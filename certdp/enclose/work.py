@@ -58,12 +58,15 @@ class WorkMeter:
     name: str = "work budget"
 
     def refuse(self, units: int, doing: str) -> BudgetExhausted:
-        """Contract: the one-line BudgetExhausted for a spend of ``units`` that does not fit."""
-        return BudgetExhausted(
+        """Contract: the one-line BudgetExhausted for a spend of ``units`` that does not fit, with
+        ``meter`` set to this meter (a caller that gave a step a share of the work catches its own)."""
+        exc = BudgetExhausted(
             f"{self.name} of {self.limit} work units would be passed: {self.used} spent (last: {self.doing}), "
             f"{units} more needed for {doing}; no answer (raise the budget, or ask for less: a coarser --h, "
             "a larger --rel-width, --via rdp)"
         )
+        exc.meter = self  # type: ignore[attr-defined]
+        return exc
 
 
 _METERS: ContextVar[tuple[WorkMeter, ...]] = ContextVar("certdp_work_meters", default=())

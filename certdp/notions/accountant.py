@@ -19,7 +19,8 @@ accountant all call it, and ``docs/accounting.md`` states it):
 (resp. delta(eps)) of the pair <= upper. ``exact`` and ``pld`` prove both ends. ``rdp`` and ``zcdp``
 prove the upper end only (the conversion delta <= c_t e^{K(t) - t eps} is one-sided), so the lower
 end is the best *proved* lower bound at hand: the exact value for Gaussians, the lattice lower bound
-where the lattice accountant takes the pair, else 0. ``lower_from`` and ``upper_from`` name them, and
+where the lattice accountant takes the pair within LOWER_END_WORK work units (certdp.enclose.work;
+past them a warning says so), else 0. ``lower_from`` and ``upper_from`` name them, and
 the conversion's own value (a ball around inf over orders of the bound) is kept apart in
 ``route_bound``.
 """
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from certdp.enclose import Enclosure, Target, current_prec, workprec
+from certdp.enclose.work import metered
 from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
 from certdp.notions import eps_delta
 from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult
@@ -45,6 +47,10 @@ ROUTES = ("exact", "pld", "rdp", "zcdp")
 
 #: working precision of the lattice accountant when it answers (as the CLI's default --prec)
 PLD_PREC = 128
+
+#: work units (certdp.enclose.work) the optional lattice lower end of an rdp/zcdp answer may take
+#: (about 2^21 product coefficients: seconds; the lattice at the default spacing usually needs less)
+LOWER_END_WORK = 1 << 21
 
 #: how every route-switch warning starts (the CLI repeats those on stderr)
 SWITCH_PREFIX = "RDP answered, not PLD"
@@ -276,14 +282,25 @@ def _run(
     if _closed_form_mu_sq(pair) is not None:
         lower, lower_from = exact().lower, LOWER_EXACT
     elif pld_refusal(pair) is None and not route.switched and pld_cost_refusal(pair, key.get("delta")) is None:
-        try:
-            with workprec(max(current_prec(), PLD_PREC)):
-                # only the lower end is used: one lattice at the default spacing, no refinement
-                spacing = default_spacing(pair, delta=given if quantity == "epsilon" else None)
-                res = pld_bounds(pair, h=spacing, **key)
-            lower, lower_from, grid = res.enclosure.lower, LOWER_PLD, res.grid
-        except (LimitExceeded, Unsupported):
-            pass  # no lattice lower bound for this pair: 0 stays the proved lower end
+        # the lower end is optional: its lattice gets a share of the work (certdp.enclose.work) and
+        # gives way to 0 past it, instead of costing the conversion's answer (q = 1e-5, sigma = 0.3,
+        # 10^6 steps, delta = 1e-300 via rdp: the conversion took seconds, this lattice minutes)
+        with metered(limit=LOWER_END_WORK, name="the optional lattice lower end's share") as share:
+            try:
+                with workprec(max(current_prec(), PLD_PREC)):
+                    # only the lower end is used: one lattice at the default spacing, no refinement
+                    spacing = default_spacing(pair, delta=given if quantity == "epsilon" else None)
+                    res = pld_bounds(pair, h=spacing, **key)
+                lower, lower_from, grid = res.enclosure.lower, LOWER_PLD, res.grid
+            except (LimitExceeded, Unsupported):
+                pass  # no lattice lower bound for this pair: 0 stays the proved lower end
+            except BudgetExhausted as exc:
+                if getattr(exc, "meter", None) is not share:
+                    raise  # the caller's own budget: not this step's to absorb
+                warnings.append(
+                    f"no lattice lower end: its lattice would pass its share of {LOWER_END_WORK} work units, "
+                    "so 0 is the proved lower end (--via pld gives both ends, at the lattice's cost)"
+                )
     if lower > upper:  # both ends are proved, so this is a bug somewhere: refuse loudly
         raise AssertionError(f"{quantity}: proved lower end {lower} exceeds the {route.via} upper end {upper}")
     enc = Enclosure.from_bounds(lower, upper, conv.enclosure.prec_bits)
