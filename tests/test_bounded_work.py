@@ -202,3 +202,38 @@ def test_the_optional_lattice_lower_end_gives_way_within_its_share(monkeypatch: 
     monkeypatch.setattr(accountant, "LOWER_END_WORK", 10**7)
     code, out, err, used = run(argv, 2000)
     assert code == 0 and json.loads(out)["lower_from"].startswith("trivial") and used <= 2000, err
+
+
+def test_the_tiny_delta_case_of_issue_39_stays_within_the_budget() -> None:
+    # was still running after 240 s at 920 MB with no refusal. Under a small budget the lattice's
+    # estimate (about 4.6e5 units) is over it: the default rule answers by RDP at once, --via pld
+    # refuses at once; a budget between the estimate and the real cost stops the lattice mid-way
+    # (each product counted before it is formed) with exit 3 and how far it got
+    argv = "eps subsampled-gaussian --q 0.01 --sigma 1 --steps 1000 --delta 1e-300 --json".split()
+    code, out, err, used = run(argv, BUDGET)
+    rec = json.loads(out)
+    assert code == 0 and rec["via"] == "rdp" and "refused (budget: a composed lattice" in err and used <= BUDGET
+    code, out, err, used = run([*argv, "--via", "pld"], BUDGET)
+    assert code == 3 and out == "" and "budget: a composed lattice" in err and used < 10**4, err
+    cost = pld_cost(compose(SubsampledGaussian("0.01", "1", "both"), 1000), Fraction(1, 10**300))
+    assert cost is not None
+    limit = cost.work + 10**4  # the estimate fits: the lattice starts, and its real cost is larger
+    code, out, err, used = run([*argv, "--via", "pld"], limit)
+    assert code == 3 and out == "" and used <= limit
+    assert f"work budget of {limit} work units would be passed" in err and "(last: " in err, err
+
+
+def test_every_command_runs_under_the_default_budgets(monkeypatch: pytest.MonkeyPatch) -> None:
+    from certdp import budget
+    from tests.counters import ticking_budget
+
+    # time: the budget's clock advances 1/64 s per read (no dependence on the machine's load)
+    ticking_budget(monkeypatch, 1 / 64)
+    monkeypatch.setattr(budget, "DEFAULT_MAX_SECONDS", 1)
+    code, _, err, _ = run("rho subsampled-gaussian --q 0.01 --sigma 1 --direction add".split(), 10**9)
+    assert code == 3 and "max-seconds=1 (the default) ran out" in err, err
+    # memory: a lattice whose estimate passes the default is refused before it is built
+    monkeypatch.setattr(budget, "DEFAULT_MAX_MEMORY", "64MiB")
+    argv = "eps subsampled-gaussian --q 0.5 --sigma 0.3 --steps 1000000 --delta 1e-5 --via pld --max-seconds 1e6"
+    code, _, err, used = run(argv.split(), 10**9)
+    assert code == 3 and "above max-memory=64.0MiB" in err and used < 10**4, err
