@@ -237,3 +237,29 @@ def test_every_command_runs_under_the_default_budgets(monkeypatch: pytest.Monkey
     argv = "eps subsampled-gaussian --q 0.5 --sigma 0.3 --steps 1000000 --delta 1e-5 --via pld --max-seconds 1e6"
     code, _, err, used = run(argv.split(), 10**9)
     assert code == 3 and "above max-memory=64.0MiB" in err and used < 10**4, err
+
+
+def test_a_memory_error_is_one_line_and_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    from certdp.cli import dispatch
+
+    def exhausted(args: object) -> dict[str, object]:
+        raise MemoryError
+
+    monkeypatch.setattr(dispatch, "run_parsed", exhausted)
+    code, out, err, _ = run("eps gaussian --sigma 1 --delta 1e-5".split(), BUDGET)
+    assert code == 3 and out == "" and err.startswith("certdp: error: max-memory: an allocation failed")
+    assert err.count("\n") == 1
+
+
+def test_the_address_space_cap_turns_a_huge_allocation_into_a_memory_error() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import resource; from certdp.budget import address_space_cap, ADDRESS_SPACE_HEADROOM\n"
+        "address_space_cap(256 << 20)\n"
+        "assert resource.getrlimit(resource.RLIMIT_AS)[0] == (256 << 20) + ADDRESS_SPACE_HEADROOM\n"
+        "try:\n    bytearray(4 << 30)\nexcept MemoryError:\n    print('MemoryError')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout == "MemoryError\n", proc.stderr
