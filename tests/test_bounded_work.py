@@ -180,6 +180,14 @@ def test_the_hard_stop_timer_is_set_for_the_block_and_removed_after() -> None:
         with pytest.raises(BudgetExhausted, match=r"^max-seconds=60 ran out"):
             handler(signal.SIGALRM, None)  # type: ignore[operator]
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0 and signal.getsignal(signal.SIGALRM) == before
+    # a caller's own timer is left alone: not replaced, not cancelled
+    signal.setitimer(signal.ITIMER_REAL, 1000)
+    try:
+        with hard_stop("60"):
+            assert signal.getsignal(signal.SIGALRM) == before and signal.getitimer(signal.ITIMER_REAL)[0] > 900
+        assert signal.getitimer(signal.ITIMER_REAL)[0] > 900
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def test_the_optional_lattice_lower_end_gives_way_within_its_share(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,7 +75,8 @@ def hard_stop(max_seconds: str | None) -> Iterator[None]:
     so one long FLINT call finishes first. No file is half-written: files are written to a
     temporary name and renamed (certdp.cert.write).
 
-    Not armed when certdp.budget.clock is not the real clock (tests that count clock reads).
+    Not armed when certdp.budget.clock is not the real clock (tests that count clock reads), nor
+    when a timer is already running (it belongs to the caller).
 
     Contract: only adds the timer; removes it (and restores the previous handler) on exit.
     """
@@ -97,7 +98,8 @@ def hard_stop(max_seconds: str | None) -> Iterator[None]:
         and threading.current_thread() is threading.main_thread()
         and budget.clock is time.monotonic
     )
-    if not usable or not 0 < seconds <= MAX_SECONDS:
+    # a timer already running belongs to the caller (a test runner's timeout): leave SIGALRM to it
+    if not usable or not 0 < seconds <= MAX_SECONDS or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
         yield
         return
     shown = max_seconds if max_seconds is not None else f"{DEFAULT_MAX_SECONDS} (the default)"
