@@ -570,8 +570,8 @@ def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
     integer(meth["prec_bits"], where + ".method.prec_bits", 64, 128)
     integer(meth["prune_floor_bits"], where + ".method.prune_floor_bits", 40, 200)
     _, _, steps, direction, delta = mech
-    if steps > 10**5:
-        raise Malformed(f"field {where}.mechanism.steps: {steps} above the PLD limit 100000")
+    if steps > 10**6:  # the limits of certdp's verifier (docs/certificates.md); products are checked too
+        raise Malformed(f"field {where}.mechanism.steps: {steps} above the PLD limit 1000000")
     upper = meth["name"] == "pld-upper"
     dirs = ("remove", "add") if direction == "both" else (direction,)
     lats = keys(meth["lattices"], where + ".method.lattices", dirs if upper else (), dirs)
@@ -583,13 +583,13 @@ def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
         f = f"{where}.method.lattices.{dirn}"
         lat = keys(lats[dirn], f, ("h", "offset", "lo", "hi"))
         h = dec(lat["h"], f + ".h")
-        if h.numerator != 1 or h.denominator & (h.denominator - 1) or not 2**4 <= h.denominator <= 2**16:
-            raise Malformed(f"field {f}.h: {lat['h']} is not a power of two in [2^-16, 2^-4]")
+        if h.numerator != 1 or h.denominator & (h.denominator - 1) or not 2**4 <= h.denominator <= 2**20:
+            raise Malformed(f"field {f}.h: {lat['h']} is not a power of two in [2^-20, 2^-4]")
         offset = dec(lat["offset"], f + ".offset")
         if not 0 <= offset < h or (offset / (h / 2**40)).denominator != 1:
             raise Malformed(f"field {f}.offset: {lat['offset']} is not a multiple of h 2^-40 in [0, h)")
-        lo = integer(lat["lo"], f + ".lo", -(2**20), 2**20)
-        hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**17)
+        lo = integer(lat["lo"], f + ".lo", -(2**40), 2**40)
+        hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**18)
         bound = pld_delta(dirn, mech, (h, offset, lo, hi), eps, upper)
         if upper and bound > delta:
             raise NotProved(

@@ -354,6 +354,27 @@ def test_tampered_small_pld_certificate_is_rejected(edit, part: str, small_pld: 
     assert res.stderr.startswith(f"NOT PROVED: {part}") and len(res.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize(("h_bits", "code"), [(20, 1), (21, 2)])
+def test_pld_spacing_limit_is_certdp_verifiers(
+    h_bits: int, code: int, small_pld: Path, test_key, tmp_path: Path
+) -> None:
+    """h down to 2^-20, as certdp's verifier allows (the work is bounded by the 2^18 cells): a valid
+    but narrow 2^-20 lattice passes the limits and fails the proof (exit 1); 2^-21 is refused (exit 2)."""
+    key, pub = test_key
+
+    def edit(body: dict) -> None:
+        body["claim"]["method"]["lattices"]["remove"] = {
+            "h": str(Decimal(1) / 2**h_bits),
+            "offset": "0",
+            "lo": 0,
+            "hi": 1000,
+        }
+
+    res = run(resign(small_pld, edit, key, tmp_path / "c.json"), pub)
+    assert res.returncode == code, (res.returncode, res.stderr)
+    assert ("delta_upper(remove)" if code == 1 else "claim.method.lattices.remove.h") in res.stderr
+
+
 def tv_lower_sigma(body: dict) -> None:
     """Random allocation with sigma lowered by 0.05 in the claim and the refutation: TV > 0.1 there."""
     for part in ("claim", "refutation"):
