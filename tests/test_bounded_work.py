@@ -114,13 +114,18 @@ def test_a_spend_that_does_not_fit_is_refused_before_it_is_counted() -> None:
         assert outer.used == 10
 
 
-def test_a_product_over_the_memory_budget_is_refused_before_it_is_formed() -> None:
-    need = product_bytes(10**6, 128)
+def test_a_product_over_the_memory_budget_is_refused_before_it_is_formed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from certdp.enclose import work
+
+    monkeypatch.setattr(work, "resident", lambda: 1 << 20)  # what the process holds (read from /proc)
+    need = product_bytes(10**6, 128) + (1 << 20)
     with metered(memory=need - 1) as meter:
-        with pytest.raises(BudgetExhausted, match=r"^max-memory=.* is below the estimated"):
+        with pytest.raises(
+            BudgetExhausted, match=r"^max-memory=.* is below the estimated .* on top of the 1.0MiB held"
+        ):
             product_cost(10**6, 128)
         assert meter.used == 0
-        afford_memory(need - 1, "a smaller step")
+        afford_memory(need - 1 - (1 << 20), "a smaller step")
     with metered(memory=need) as meter:
         product_cost(10**6, 128)
         assert meter.used == 10**6

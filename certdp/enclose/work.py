@@ -101,18 +101,36 @@ def tick() -> None:
         m.used += 1
 
 
-def afford_memory(nbytes: int, doing: str) -> None:
-    """Raise BudgetExhausted when ``nbytes`` (an estimate of a step's peak memory) exceeds the
-    memory budget of an active meter.
+def resident() -> int:
+    """Contract: the bytes this process holds in memory now (resident set, /proc/self/statm), or
+    0 where the platform does not say; an observation that only chooses what to refuse."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            pages = int(f.read().split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+    import os
 
-    Contract: returns only if every active memory budget is at least ``nbytes``; counts nothing.
+    return pages * os.sysconf("SC_PAGE_SIZE")
+
+
+def afford_memory(nbytes: int, doing: str) -> None:
+    """Raise BudgetExhausted when ``nbytes`` (an estimate of a step's peak memory) on top of what
+    the process holds now (:func:`resident`) exceeds the memory budget of an active meter.
+
+    Contract: returns only if every active memory budget is at least ``nbytes`` plus the resident
+    bytes (read only when a memory budget is active); counts nothing.
     """
-    for m in _METERS.get():
-        if m.memory is not None and nbytes > m.memory:
+    budgets = [m for m in _METERS.get() if m.memory is not None]
+    if not budgets:
+        return
+    held = resident()
+    for m in budgets:
+        if m.memory is not None and nbytes + held > m.memory:
             raise BudgetExhausted(
-                f"max-memory={fmt_bytes(m.memory)} is below the estimated {fmt_bytes(nbytes)} of {doing} "
-                f"(after {m.used} work units; last: {m.doing}); no answer (pass a larger --max-memory, or ask "
-                "for less: a coarser --h, a larger --rel-width, --via rdp)"
+                f"max-memory={fmt_bytes(m.memory)} is below the estimated {fmt_bytes(nbytes)} of {doing} on top of "
+                f"the {fmt_bytes(held)} held (after {m.used} work units; last: {m.doing}); no answer (pass a larger "
+                "--max-memory, or ask for less: a coarser --h, a larger --rel-width, --via rdp)"
             )
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from certdp.enclose import to_ball, workprec
-from certdp.enclose.work import fmt_bytes, headroom, product_bytes
+from certdp.enclose.work import fmt_bytes, headroom, product_bytes, resident
 from certdp.errors import BudgetExhausted, CertdpError, LimitExceeded
 from certdp.pairs import PrivacyPair
 
@@ -116,7 +116,7 @@ def pld_cost_refusal(pair: PrivacyPair, delta: Fraction | None) -> tuple[str, bo
     if cost is None:
         return None
     where = f"a composed lattice of at least {cost.product} coefficients (h={cost.h}, {cost.cells} cells per step)"
-    if memory is not None and cost.memory > memory:
+    if memory is not None and cost.memory + resident() > memory:  # on top of what the process holds
         return (
             f"budget: {where} needs an estimated {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}",
             True,
