@@ -87,6 +87,28 @@ idle machine that is a ratio of about 9. The q = 0.001, sigma = 0.8 row at 1e5 s
 the target: [3.5178743, 3.5180429] (width 4.8e-5, four rounds, 71 s at d703c64, before the
 per-product units); at 1e6 steps it still ends with exit 3 (width 2.2e-4 at h = 5e-5, where
 the products pass 2^20 coefficients; 70 s).
+
+After the third pass (2026-12-05, certdp at 0ea09da: products up to 2^22 coefficients and 2^18
+cells per step, the lower side on its own coarser spacing where the balancing breaks down next
+to log(1 - q), refinement down to 2^-26; `python benchmarks/bench_pld.py --rows 0,1,2,3,4,5
+--no-calibration` on the 2-core machine at a load average of about 7 (four other agents' jobs),
+so absolute times are ~3-5x an idle machine's; the ratios are from one run): every row now meets
+the width 1e-4, the two long rows included; the time target is not met.
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio | prv s |
+|---|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3931445, 2.3932745] | 5.4e-05 | 9.7 | 2.3932926 ABOVE | 1.3 | 7.7 | 3.1 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8225619, 2.8226982] | 4.8e-05 | 13.8 | 2.8227308 ABOVE | 1.7 | 8.1 | 10.4 |
+| 0.001, 0.8, 1e5, 1e-8 | [3.5177951, 3.5180689] | 7.8e-05 | 114.9 | 3.5187811 ABOVE | 2.2 | 52 | 40.3 |
+| 0.001, 0.8, 1e6, 1e-8 | [12.4209569, 12.4221228] | 9.4e-05 | 195.7 | 12.4274965 ABOVE | 2.5 | 78 | 377.7 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993656, 2.3994730] | 4.5e-05 | 3.7 | 2.3994394 | 1.6 | 2.2 | 0.7 |
+| 0.004, 0.52, 2500, 1e-5 | [7.9824264, 7.9828067] | 4.8e-05 | 13.1 | 7.9827705 | 2.7 | 4.8 | 5.0 |
+
+The 1e6-step row peaked at 0.58 GB (`/usr/bin/time`; the issue's limit is 4 GiB). Where the time
+goes (cProfile of the CIFAR-10 row at 0ea09da, 3.9 s under the profiler): one-step tail
+evaluations (`loss_tail`, one Python-level Arb call per cell, about 15 us each: 0.9 s), the
+fixed-point products (1.0 s + 0.2 s of rounding), the offset search's float steering (1.0 s,
+mostly tail evaluations of its windows), conversions to floats for the guides (0.5 s).
 """
 
 from __future__ import annotations
