@@ -144,7 +144,7 @@ def test_a_broken_pipe_gives_no_traceback(hostile: list) -> None:
         timeout=300,
     )
     os.close(write)
-    assert proc.returncode == 1
+    assert proc.returncode == 141  # a closed pipe: 128 + SIGPIPE, never 1 (a claim that does not hold)
     assert b"Traceback" not in proc.stderr and b"Exception ignored" not in proc.stderr, proc.stderr
 
 
