@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import signal
 from fractions import Fraction
 
@@ -102,6 +103,10 @@ def test_every_valid_input_answers_or_refuses_within_a_small_work_budget(argv: l
     assert code in (2, 3), err
     errors = [line for line in err.splitlines() if line.startswith("certdp: error:")]
     assert len(errors) == 1 and out == "", err
+    spent = re.search(r"work budget of (\d+) work units would be passed: (\d+) spent .* (\d+) more needed", errors[0])
+    if spent is not None:  # refused by the count: exactly at the step that did not fit, and said so
+        limit, done, more = (int(g) for g in spent.groups())
+        assert limit == BUDGET and done == used and done + more > BUDGET
 
 
 def test_a_spend_that_does_not_fit_is_refused_before_it_is_counted() -> None:
