@@ -57,7 +57,10 @@ class Interval:
             return _dec(self.lower, False, digits)
         lo = "-inf" if self.lower is None else _dec(self.lower, False, digits)
         hi = "inf" if self.upper is None else _dec(self.upper, True, digits)
-        return f"{'(' if self.lower_open else '['}{lo}, {hi}{')' if self.upper_open else ']'}"
+        # an infinite end is never attained: it prints open
+        left = "(" if self.lower_open or self.lower is None else "["
+        right = ")" if self.upper_open or self.upper is None else "]"
+        return f"{left}{lo}, {hi}{right}"
 
     def to_dict(self) -> dict[str, object]:
         """Contract: decimal ends rounded outward (17 significant digits) and the exact ends as p/q."""

@@ -179,8 +179,11 @@ class Paper:
     url: str = ""
 
     def cite(self) -> str:
-        """Contract: "Authors, Title, arXiv:ID" (or the URL)."""
+        """Contract: "Authors, Title, arXiv:ID" (or the URL); "Title (authors unknown), ..." when the
+        source names no authors."""
         src = f"arXiv:{self.arxiv}" if self.arxiv else self.url
+        if self.authors == "unknown":
+            return f"{self.title} (authors unknown), {src}"
         return f"{self.authors}, {self.title}, {src}"
 
 
