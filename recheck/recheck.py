@@ -33,7 +33,8 @@ MAX_DEPTH = 16
 MAX_PRODUCT = 1 << 22  # coefficients of one fixed-point product (after the TV clamp)
 COVERED = {"rdp-orders", "pld-upper", "pld-lower", "lattice-upper", "lattice-lower"}
 REFUSED: set = set()
-MAX_TV_CELLS = 1 << 22  # step-lattice cells and epoch-sum points of a TV check
+MAX_TV_CELLS = 1 << 22  # epoch-sum points of a TV check
+MAX_TV_STEP_POINTS = 1 << 21  # step-lattice points cap/h (certdp verify's limit; 4e6 took ~17 CPU-min)
 
 
 class Malformed(Exception):
@@ -86,7 +87,7 @@ def strict_json(data: bytes) -> Any:
 
     try:
         value = json.loads(data.decode("utf-8"), object_pairs_hook=pairs, parse_constant=no_constant)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:  # ValueError: also ints over 4300 digits
         raise Malformed(f"not strict UTF-8 JSON ({exc.__class__.__name__})") from None
 
     # Proves the nesting depth and every integer's magnitude are within the limits.
@@ -284,8 +285,8 @@ def cgf_add_upper(alpha: int, q: Fraction, sigma: Fraction) -> Fraction:
     s2 = s * s
     one_q = 1 - qa
     # tails: x >= hi: integrand <= phi (W >= 1); x <= lo: integrand <= (1-q)^-t phi.
-    hi = s * 40
-    lo = -s * (40 + 2 * math.sqrt(max(1.0, -t * math.log1p(-float(q)))))
+    hi = s * 40 if sigma >= Fraction(1, 80) else arb(1) / 2  # W >= 1 needs x >= 1/2
+    lo = -s * (40 + 2 * math.sqrt(max(1.0, -t * math.log1p(-min(float(q), 1 - 2.0**-53)))))
     tail = phic(hi / s) + one_q ** (-t) * phic(-lo / s)
 
     # Proves the value encloses the integrand phi_s(x) (1 - q + q W(x))^-t on a complex ball.
@@ -766,6 +767,8 @@ def tv_lower(steps: int, epochs: int, sigma: Fraction, h: Fraction, cap: Fractio
 # Proves tv <= bound (lattice-upper) or tv >= bound (lattice-lower); the grid is a hint, any valid grid is sound.
 def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
     mech = keys(chk["mechanism"], where + ".mechanism", ("name", "params"))
+    if mech["name"] != "random-allocation":  # the TV bounds below are this mechanism's only
+        raise Malformed(f"field {where}.mechanism.name: {mech['name']!r} has no TV check in this kernel")
     params = keys(mech["params"], where + ".mechanism.params", ("steps", "epochs", "sigma"))
     steps, epochs = dec(params["steps"], where + ".steps"), dec(params["epochs"], where + ".epochs")
     sigma = dec(params["sigma"], where + ".mechanism.params.sigma")
@@ -785,8 +788,8 @@ def check_tv(chk: dict, where: str) -> tuple[Fraction, str]:
             raise Malformed(f"field {where}.method.grid.{name}: {g[name]} is not a power of two in [2^-40, 1]")
     if not (0 < l_min < 1 < l_max) or (cap / h).denominator != 1 or not 0 < cap <= 10**6:
         raise Malformed(f"field {where}.method.grid: cap {g['cap']}, l_min {g['l_min']} or l_max {g['l_max']}")
-    if cap / h > MAX_TV_CELLS or l_max * steps / h + 3 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
-        raise Malformed(f"field {where}.method.grid: more than {MAX_TV_CELLS} cells (this kernel's TV limit)")
+    if cap / h > MAX_TV_STEP_POINTS or l_max * steps / h + 3 > MAX_TV_CELLS or math.log(l_max / l_min) / eta > 2**18:
+        raise Malformed(f"field {where}.method.grid: more points than this kernel's TV limits (2^21 cap/h, 2^22 sums)")
     ctx.prec = 160
     if meth["name"] == "lattice-lower":
         bound = tv_lower(int(steps), int(epochs), sigma, h, cap, (float(l_min), eta))
@@ -834,9 +837,14 @@ def check_one(chk: dict, where: str, relation: str) -> str:
         raise Malformed(f"field {where}.method.name: {name} cannot prove {relation!r}")
     threshold = dec(chk["threshold"], where + ".threshold")
     end = "upper" if relation == "<=" else "lower"
-    res = keys(
-        chk["result"], where + ".result", (end, end + "_dyadic"), ("lower_unverified", "upper_unverified", "seconds")
-    )
+    other = "lower" if end == "upper" else "upper"
+    res = keys(chk["result"], where + ".result", (end, end + "_dyadic"), (other + "_unverified", "seconds"))
+    # informative fields are never proved, but must at least be what they claim to be
+    if other + "_unverified" in res:
+        dec(res[other + "_unverified"], f"{where}.result.{other}_unverified")
+    secs = res.get("seconds", 0)
+    if isinstance(secs, bool) or not isinstance(secs, int | float) or secs < 0:
+        raise Malformed(f"field {where}.result.seconds: {secs!r} is not a number of seconds")
     exact = dyadic(res[end + "_dyadic"], f"{where}.result.{end}_dyadic")
     shown = dec(res[end], f"{where}.result.{end}")
     if (shown < exact) if relation == "<=" else (shown > exact):
@@ -853,7 +861,8 @@ def check_one(chk: dict, where: str, relation: str) -> str:
         raise NotProved(
             f"{where}: recomputed {end} {float(bound)!r} is not on the right side of the recorded {float(exact)!r}"
         )
-    return f"{where}: {quantity} {relation} {chk['threshold']} proved: recorded {end} {res[end]} ({how})"
+    note = f"; {other}_unverified and seconds not rechecked" if len(res) > 2 else ""
+    return f"{where}: {quantity} {relation} {chk['threshold']} proved: recorded {end} {res[end]} ({how}){note}"
 
 
 # Proves the refutation is the claim's mechanism one step below in sigma, with the same question.
@@ -872,7 +881,13 @@ def check_pairing(claim: dict, ref: dict, step: Fraction) -> None:
         raise Malformed(f"field refutation.mechanism.params: {rp} differ from the claim's {cp}")
     if dec(rs, "refutation sigma") != dec(cs, "claim sigma") - step:
         raise Malformed(f"field refutation.mechanism.params.sigma: {rs} is not the claim's sigma {cs} minus step")
-    if claim["method"].get("name") == "rdp-orders" and claim["method"].get("orders") != ref["method"].get("orders"):
+    # a refutation means what its method proves (a PLD lower bound: a violation; RDP: only that
+    # RDP cannot certify), so it must answer the claim's own method (attack: a pld-upper claim
+    # paired with an rdp-orders refutation)
+    pair = {"pld-upper": "pld-lower", "rdp-orders": "rdp-orders", "lattice-upper": "lattice-lower"}
+    if pair.get(claim["method"].get("name")) != ref["method"].get("name"):
+        raise Malformed(f"field refutation.method.name: {ref['method'].get('name')!r} does not answer the claim's")
+    if claim["method"].get("orders") != ref["method"].get("orders"):
         raise Malformed("field refutation.method.orders: differ from the claim's")
 
 
@@ -907,6 +922,8 @@ def recheck(path: str, pubkey_path: str | None = None) -> tuple[list[str], list[
                 (),
                 tuple(body[where]["mechanism"]["params"]),
             )
+    if body["refutation"] is not None and "refutation_missing_reason" in body:
+        raise Malformed("field body.refutation_missing_reason: present beside a refutation")
     signer = check_integrity(cert, load_pubkey(pubkey_path) if pubkey_path else None)
     step = dec(body["step"], "body.step")
     if not Fraction(10) ** -12 <= step <= Fraction(1, 10):
