@@ -30,7 +30,7 @@ from certdp.enclose.fixed import (
 from certdp.errors import InvalidArgument, PrecisionExhausted, invalid
 from certdp.notions.pld_lattice import LatticePmf
 
-__all__ = ["FixedComposed", "bits_for", "compose_fixed", "compose_split", "fixed_bits"]
+__all__ = ["FixedComposed", "bits_for", "compose_fixed", "compose_split", "reference_units"]
 
 #: eps(delta) answers lie on the grid EPS_GRID Z (exact dyadics)
 EPS_GRID = Fraction(1, 2**40)
@@ -42,8 +42,8 @@ GUIDE_MIN_DELTA = Fraction(1, 10**280)
 GUIDE_MARGIN = 2.0**-40
 
 
-def fixed_bits(floor: Fraction) -> tuple[int, int]:
-    """(bits, allowance) for a prune floor 2^-f (certdp.notions.pld.resolution; f = log2(1/delta)
+def reference_units(floor: Fraction) -> tuple[int, int]:
+    """(f, allowance) for a prune floor 2^-f (certdp.notions.pld.resolution; f = log2(1/delta)
     + 40 at an eps(delta) query): the reference units 2^-f (the one-step pmfs and every product
     take their own units from :func:`bits_for`) and the per-end prune allowance of 2^8 floors in
     them.
@@ -216,7 +216,7 @@ def compose_fixed(
     if not parts:
         raise InvalidArgument("parts=[] must be non-empty")
     up = side == "upper"
-    ref, allowance = fixed_bits(floor)
+    ref, allowance = reference_units(floor)
     units = bits_for(floor)
     h = parts[0][0].lattice.h
     powers, shift, log_keep = [], Fraction(0), to_ball(0)
@@ -260,7 +260,7 @@ def compose_split(
     if steps < 1:
         raise invalid("steps", steps, "must be >= 1")
     up = side == "upper"
-    ref, allowance = fixed_bits(floor)
+    ref, allowance = reference_units(floor)
     units = bits_for(floor)
     h = bulk.lattice.h
     bits = units(steps, len(bulk.coeffs) + len(tail))
