@@ -20,7 +20,8 @@ certdp.claims.quantities, each of which states the certdp function it calls. ``a
 quantity the min or max over several settings (a printed range across workloads). ``note``
 explains a derivation or, for a refuted claim, the likely cause.
 
-Every claim may carry ``quote`` (the source's sentence or table cell, verbatim) and ``number``
+Every claim may carry ``quote`` (the source's sentence or table cell, verbatim; where the source's
+text is not at hand, ``"unknown: <why>"``, never a reconstruction) and ``number``
 (a key shared by claims that check the same printed number, e.g. one printed range checked at
 each of 20 workloads: the report counts distinct printed numbers, not claims).
 
@@ -248,6 +249,19 @@ def _text(row: dict[str, object], key: str, where: str, required: bool = True) -
     return v.strip()
 
 
+#: How a quote says the source's words are not at hand: "unknown: <why>".
+UNKNOWN_QUOTE = "unknown: "
+
+
+def _quote(row: dict[str, object], where: str) -> str:
+    """The source's words, or "unknown: <why>": a bare "unknown" would hide why the words are missing."""
+    q = _text(row, "quote", where, required=False)
+    marker = q.lower() == "unknown" or q.lower().startswith("unknown:")  # not a sentence that opens with the word
+    if marker and not (q.startswith(UNKNOWN_QUOTE) and q[len(UNKNOWN_QUOTE) :].strip()):
+        raise InvalidArgument(f'{where}: quote={fmt_value(q)} must read "unknown: <why the words are not at hand>"')
+    return q
+
+
 def _number_text(row: dict[str, object], key: str, where: str) -> str | None:
     """A number given as text: a TOML float would lose its printed digits (1.50 reads as 1.5)."""
     v = row.get(key)
@@ -398,7 +412,7 @@ def _build(row: dict[str, object], kind: str, paper: Paper, cid: str, where: str
         "statement": _text(row, "statement", where),
         "kind": kind,
         "note": _text(row, "note", where, required=False),
-        "quote": _text(row, "quote", where, required=False),
+        "quote": _quote(row, where),
         "number": _text(row, "number", where, required=False),
         "reasoning": reasoning,
     }

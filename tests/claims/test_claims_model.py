@@ -45,6 +45,9 @@ def _parse(body: str):
         (lambda b: b.replace("steps = 100", 'steps = "$m"'), "$m is not bound"),
         (lambda b: b + 'aggregate = "min"\n', "aggregate and over go together"),
         (lambda b: b + "one_sided = true\n", "field one_sided does not apply to a value claim"),
+        (lambda b: b + 'quote = "unknown"\n', 'must read "unknown: <why'),
+        (lambda b: b + 'quote = "Unknown: "\n', 'must read "unknown: <why'),
+        (lambda b: b + 'quote = "unknown:"\n', 'must read "unknown: <why'),
     ],
 )
 def test_bad_claims_name_the_claim_and_field(edit, message):
