@@ -6,7 +6,7 @@ import html
 from collections.abc import Sequence
 
 from certdp.claims.check import ClaimResult
-from certdp.claims.model import STATUSES, summary_line
+from certdp.claims.model import STATUSES, UNKNOWN_QUOTE, summary_line
 from certdp.claims.run import ClaimsReport
 
 COLORS = {"confirmed": "#1a7f37", "refuted": "#cf222e", "imprecise": "#9a6700", "out of scope": "#57606a"}
@@ -95,6 +95,8 @@ def render_html(report: ClaimsReport, unregistered: Sequence[dict[str, object]] 
             if c.reasoning:
                 extra += f"<br><em>derived:</em> {_e(c.reasoning)}"
             quote = f"<br><q>{_e(c.quote)}</q>" if c.quote else ""
+            if c.quote.startswith(UNKNOWN_QUOTE):  # a marker, not the source's words: no quotation marks
+                quote = f"<br><em>quote unknown:</em> {_e(c.quote[len(UNKNOWN_QUOTE) :])}"
             tag = "<br><em>derived</em>" if c.category == "derived" else ""
             out.append(
                 f"<tr><td><code>{_e(c.id)}</code>{tag}</td><td>{_e(c.where)}{quote}</td><td>{_e(c.statement)}</td>"

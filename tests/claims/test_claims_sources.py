@@ -8,7 +8,9 @@ list, the field must say "unknown": never a guess.
 
 import re
 
-from certdp.claims import shipped_claims
+from certdp.claims import check_claims, shipped_claims
+from certdp.claims.model import UNKNOWN_QUOTE, parse_claims
+from certdp.claims.report import render_html
 
 UNKNOWN = "unknown"
 #: paper id -> (title, authors), copied from each source
@@ -37,37 +39,46 @@ SOURCES = {
     "opacus-mnist": ("pytorch/opacus", UNKNOWN),
     "tf-privacy": ("tensorflow/privacy", UNKNOWN),
 }
-#: the three papers whose full text the registry was written from: every claim quotes it
-FULL_TEXT = ("2610.02414", "2610.09651", "2611.01218")
 
 
-def test_every_claim_cites_its_source_as_printed():
-    claims = shipped_claims()
-    assert {c.paper.id for c in claims} == set(SOURCES)
-    for c in claims:
-        title, authors = SOURCES[c.paper.id]
-        assert c.paper.title == title, c.uid
-        assert c.paper.authors == authors, c.uid
-        assert "et al" not in c.paper.authors and "(" not in c.paper.authors, c.uid  # no guessed or placeholder lists
-
-
-def test_claims_of_the_full_text_papers_quote_the_page():
-    """A claim that names a sentence or a table cell carries it verbatim; a printed decimal must appear in
-    its quote (so a quote attached to the wrong sentence fails)."""
-    missing = []
+def test_every_claim_quotes_its_source_or_says_why_not():
+    """Every claim, of every source (papers, code repositories, notebooks), carries the sentence, table
+    row, code line or printed output line that states it, verbatim; where those words are not at hand,
+    the quote says "unknown: <why>". A printed decimal of a printed value or bound must appear in its
+    quote (so a quote attached to the wrong sentence fails)."""
+    missing, unknown = [], []
     for c in shipped_claims():
-        if c.paper.id not in FULL_TEXT or c.kind == "identity":
-            continue
         if not c.quote:
             missing.append(c.uid)
             continue
+        if c.quote.startswith(UNKNOWN_QUOTE):
+            assert len(c.quote) > len(UNKNOWN_QUOTE) + 20, c.uid  # the reason is spelled out
+            unknown.append(c.uid)
+            continue
         first = re.split(r"[–\s]", c.printed.strip())[0].rstrip("%")
-        if c.kind == "value" and re.fullmatch(r"\d+\.\d+", first) and c.category != "derived":
+        if c.kind in ("value", "bound") and re.fullmatch(r"\d+\.\d+", first) and c.category != "derived":
             assert first in c.quote, (c.uid, c.printed, c.quote)
     assert not missing, missing
+    # the words are at hand for all but a few: a marker is an exception, named here when it is added
+    assert unknown == ["2610.02414:prop41-laplace-cgf"], unknown
 
 
 def test_labels_name_what_the_paper_numbers():
     """arXiv:2610.09651 has no Proposition 3.2 (its 3.2 is a Remark): no claim may cite it."""
     for c in shipped_claims("2610.09651"):
         assert "Proposition 3.2" not in c.where, c.uid
+
+
+def test_report_shows_an_unknown_quote_as_a_marker_not_as_words():
+    """The HTML report puts the source's words in quotation marks, and an "unknown: <why>" marker
+    outside them (it is not what the source says)."""
+    text = '[paper]\nid = "p"\ntitle = "t"\nauthors = "a"\nurl = "u"\n'
+    for cid, quote in (("said", "the words & more"), ("unsaid", "unknown: the page is not at hand")):
+        text += (
+            f'[[claim]]\nid = "{cid}"\nwhere = "w"\nprinted = "1.5"\nstatement = "s"\nkind = "out-of-scope"\n'
+            f'reason = "r"\nquote = "{quote}"\n'
+        )
+    html = render_html(check_claims(parse_claims(text, "f.toml"), workers=1))
+    assert "<q>the words &amp; more</q>" in html
+    assert "<em>quote unknown:</em> the page is not at hand" in html
+    assert "<q>unknown" not in html
