@@ -2,6 +2,7 @@
 report (claims_report/, made by claims_report/make_report.py) is current: it holds every shipped
 claim. The claims whose computations are quick are re-checked live against that report."""
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -82,6 +83,31 @@ def test_committed_report_holds_every_shipped_claim():
         if c["status"] == "confirmed" and c["kind"] == "bound":  # the end on the bound's side is certified
             side = "upper" if c["op"] in ("<=", "<") else "lower"
             assert c["certified"][side] is not None, c["id"]
+
+
+def test_committed_report_shows_each_claims_current_place_and_quote():
+    """The report shows where each claim is and the source's words: they are the registry's own (a text
+    edit needs no recomputation: python claims_report/make_report.py --refresh)."""
+    rows = {c["id"]: c for c in json.loads(REPORT.read_text())["claims"]}
+    stale = [
+        c.uid for c in shipped_claims() if (rows[c.uid]["where"], rows[c.uid].get("quote", "")) != (c.where, c.quote)
+    ]
+    assert not stale, ("regenerate: python claims_report/make_report.py --refresh", stale)
+
+
+def test_refresh_reads_back_every_committed_enclosure():
+    """--refresh rebuilds the committed run from report.json: every enclosure it reads back writes out as
+    the same record (exact ends, open ends, detail), so refreshing changes texts only."""
+    spec = importlib.util.spec_from_file_location("make_report", ROOT / "claims_report" / "make_report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    n = 0
+    for c in json.loads(REPORT.read_text())["claims"]:
+        for key in ("certified", "certified_right", "claimed"):
+            if c.get(key):
+                assert mod._interval(c[key]).to_dict() == c[key], (c["id"], key)
+                n += 1
+    assert n > 300
 
 
 @pytest.mark.slow
