@@ -16,6 +16,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from certdp.cert.ed25519_points import public_key_problem
 from certdp.cert.strict_json import read_capped
 from certdp.errors import CertificateInvalid, CertificateMalformed, InvalidArgument, fmt_value
 
@@ -122,8 +123,8 @@ def load_private_key(path: Path, name: str = "key") -> Ed25519PrivateKey:
 def load_public_key_b64(path: Path) -> str:
     """Base64 raw public key from a .pub file written by :func:`keygen` (or a private key file).
 
-    Contract: returns a valid base64 Ed25519 public key or raises InvalidArgument naming
-    ``pubkey=path`` (unreadable, binary, malformed or encrypted: one line).
+    Contract: returns a valid base64 Ed25519 public key (canonical, not of small order) or raises
+    InvalidArgument naming ``pubkey=path`` (unreadable, binary, malformed, small-order or encrypted: one line).
     """
     data = _read_key_file(path, "pubkey")
     try:
@@ -137,6 +138,11 @@ def load_public_key_b64(path: Path) -> str:
         Ed25519PublicKey.from_public_bytes(raw)
     except ValueError:
         raise InvalidArgument(f"pubkey={fmt_value(str(path))} is not a base64 Ed25519 public key") from None
+    problem = public_key_problem(raw)
+    if problem is not None:
+        raise InvalidArgument(
+            f"pubkey={fmt_value(str(path))} holds the Ed25519 public key {fmt_value(text)}, {problem}: refused"
+        )
     return text
 
 
@@ -152,10 +158,20 @@ def sign_body(body: dict[str, Any], key: Ed25519PrivateKey) -> dict[str, str]:
 def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
     """Raise CertificateInvalid unless ``signature`` is a valid Ed25519 signature of the body.
 
-    Contract: returns only if the signature verifies over canonical_bytes(body).
+    Contract: returns only if the public key is a canonical encoding of a point not of small order
+    (certdp/cert/ed25519_points.py) and the signature verifies over canonical_bytes(body).
     """
     try:
-        key = Ed25519PublicKey.from_public_bytes(base64.b64decode(signature["public_key"]))
+        raw = base64.b64decode(signature["public_key"])
+        key = Ed25519PublicKey.from_public_bytes(raw)
+    except ValueError:
+        raise CertificateInvalid("field signature/value: the signature does not match the body") from None
+    # A small-order key verifies forged signatures of any body (RFC 8032 does not exclude it).
+    problem = public_key_problem(raw)
+    if problem is not None:
+        key_text = fmt_value(signature["public_key"])
+        raise CertificateInvalid(f"field signature/public_key: {key_text} is {problem}: the signature proves nothing")
+    try:
         key.verify(base64.b64decode(signature["value"]), canonical_bytes(body))
     except (InvalidSignature, ValueError):
         raise CertificateInvalid("field signature/value: the signature does not match the body") from None
@@ -258,8 +274,11 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
 
     Contract: ``path`` holds either its old content or all of one writer's ``data``, never a part
     or a mix; ``path`` ends with ``mode``; on error no temporary file is left behind, and an
-    OSError becomes InvalidArgument ``out=path cannot be written (...)``.
+    OSError becomes InvalidArgument ``out=path cannot be written (...)``. An existing ``path`` that
+    is not a regular file (a device, a FIFO, a directory) is refused, never replaced.
     """
+    if path.exists() and not path.is_file():  # the rename would replace /dev/null or a FIFO
+        raise InvalidArgument(f"out={fmt_value(str(path))} is not a regular file; give a file path")
     try:
         fd, tmp = _temp_beside(path, mode)
     except (OSError, ValueError) as exc:  # read-only or missing folder, /dev/fd/N, a NUL: one line

@@ -103,8 +103,22 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, Any]:
         # every number of the result that was proved, and every one that was not
         "rechecked": [f"result/{side}", f"result/{side}_dyadic", "threshold"],
         "not_rechecked": [f"result/{k}" for k in unverified],
-        "means": _MEANS.get((check.method, check.relation), ""),
+        "means": _means(check),
     }
+
+
+def _means(check: Any) -> str:
+    """The sentence of :data:`_MEANS`, scoped to the one neighbouring direction a one-direction
+    check covers (attack review: an ``add``-only certificate read as DP of the whole mechanism,
+    whose add-or-remove epsilon was 11.4 against the certified 5)."""
+    text = _MEANS.get((check.method, check.relation), "")
+    direction = check.mechanism.params.get("direction", "both")
+    if text and direction in ("remove", "add"):
+        text += (
+            f"; for the {direction} direction only (one neighbouring relation), NOT for add-or-remove "
+            "neighbours (direction both)"
+        )
+    return text
 
 
 #: what a recomputed check proves, in a sentence (a PLD refutation is about the mechanism itself)

@@ -106,7 +106,7 @@ def writable_path(name: str, value: str) -> Path:
     calibration must not end in "no such directory").
 
     Contract: a Path whose parent is an existing, writable directory and which is not itself a
-    directory, or InvalidArgument naming the flag.
+    directory, a device or a FIFO (absent or a regular file), or InvalidArgument naming the flag.
     """
     if not value.strip():
         raise InvalidArgument(f"{name}='' must be a file path")
@@ -116,6 +116,8 @@ def writable_path(name: str, value: str) -> Path:
             raise ValueError("NUL")
         if path.is_dir():
             raise InvalidArgument(f"{name}={fmt_value(value)} is a directory; give a file path")
+        if path.exists() and not path.is_file():  # a device or a FIFO: the rename would replace it
+            raise InvalidArgument(f"{name}={fmt_value(value)} is not a regular file; give a file path")
         parent = path.parent if str(path.parent) else Path(".")
         if not parent.is_dir():
             raise InvalidArgument(f"{name}={fmt_value(value)}: directory {fmt_value(str(parent))} does not exist")

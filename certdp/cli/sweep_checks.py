@@ -88,7 +88,8 @@ def check_certificate_is_for(doc: dict[str, Any], expected: dict[str, Any]) -> N
 
 
 def certificate_summary(doc: dict[str, Any], rechecked: bool = False) -> dict[str, Any]:
-    """Contract: the claimed sigma and its certified bound, the refuted sigma and its bound (None
+    """Contract: the claimed sigma (with the neighbouring direction it covers, None for mechanisms
+    without one) and its certified bound, the refuted sigma and its bound (None
     without a refutation: then sigma is proved sufficient, not proved the smallest on the step
     lattice), and the signer's public key (None when unsigned), as the certificate records them.
     The two bounds are the ends format v2 records as proved (the claim's upper, the refutation's
@@ -100,6 +101,8 @@ def certificate_summary(doc: dict[str, Any], rechecked: bool = False) -> dict[st
     return {
         "signed_by": None if doc.get("signature") is None else doc["signature"]["public_key"],
         "sigma": _canonical(claim["mechanism"]["params"]["sigma"]),
+        # a one-direction claim is not DP for add-or-remove neighbours: the scope goes with sigma
+        "direction": claim["mechanism"]["params"].get("direction"),
         "claim_upper": _canonical(claim["result"]["upper"]),
         "sigma_miss": None if refute is None else _canonical(refute["mechanism"]["params"]["sigma"]),
         "refutation_lower": None if refute is None else _canonical(refute["result"]["lower"]),

@@ -1,0 +1,63 @@
+"""Regressions of the attacker review of issue 39: an output path that is a device or a FIFO is
+refused (never replaced by the rename), and a one-direction certificate says it covers one
+neighbouring relation only (it read as DP of the whole mechanism)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from certdp.cert.crypto import atomic_write
+from certdp.cli import main
+from certdp.cli.sweep_checks import certificate_summary
+from certdp.errors import InvalidArgument
+
+CAL = ["calibrate", "subsampled-gaussian", "--q", "0.5", "--steps", "10", "--delta", "1e-5", "--epsilon", "5"]
+
+
+def test_a_fifo_given_as_out_is_refused_and_kept(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    code = main([*CAL, "--via", "rdp", "--out", str(fifo)])
+    assert code == 2 and "not a regular file" in capsys.readouterr().err
+    assert fifo.is_fifo()  # still the FIFO: the rename did not replace it
+
+
+def test_the_writer_refuses_to_replace_a_device_or_a_fifo(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    with pytest.raises(InvalidArgument, match="not a regular file"):
+        atomic_write(fifo, b"{}")
+    assert fifo.is_fifo()
+    if os.path.exists("/dev/null"):  # never written: refused before any temporary file
+        with pytest.raises(InvalidArgument, match="not a regular file"):
+            atomic_write(Path("/dev/null"), b"{}")
+    plain = tmp_path / "plain.json"
+    atomic_write(plain, b"{}")  # a regular file (or none) is still written
+    atomic_write(plain, b"[]")
+    assert plain.read_bytes() == b"[]"
+
+
+def test_a_one_direction_certificate_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "add.json"
+    assert main([*CAL, "--direction", "add", "--via", "rdp", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out), "--allow-untrusted", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    claim = next(c for c in rec["checks"] if c["check"] == "claim")
+    assert "for the add direction only" in claim["means"] and "NOT for add-or-remove" in claim["means"]
+    assert certificate_summary(json.loads(out.read_text()))["direction"] == "add"
+
+
+def test_a_two_direction_certificate_keeps_the_sentence(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "both.json"
+    assert main([*CAL, "--via", "rdp", "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(out), "--allow-untrusted", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    claim = next(c for c in rec["checks"] if c["check"] == "claim")
+    assert claim["means"].startswith("the mechanism is (epsilon, delta)-DP") and "only" not in claim["means"]
+    assert certificate_summary(json.loads(out.read_text()))["direction"] == "both"
