@@ -3,7 +3,7 @@
 For a dataset of n one-dimensional records in [-1, 1] (norm bound C = 1) and its neighbour with
 record 0 replaced, the output of one step is the mixture over all C(n, b) batches of the noise
 centred at the batch sum. Its hockey-stick divergence delta(eps), in both orders, is computed by
-mpmath quadrature at 50 digits, independently of certdp's pair (docs/math.md §13.3):
+mpmath quadrature at 50 digits, independently of certdp's pair (docs/math.md §12.3):
 
 * on any dataset it is at most certdp's upper end (the pair dominates);
 * on the extremal dataset (every other record -1, record 0 moved from -1 to +1) it is at least
@@ -70,6 +70,8 @@ def _hockey(f, g, eps: Fraction, points: list, scale: Fraction) -> mpmath.mpf:
         ha, hc = h(a), h(c)
         if ha * hc < 0:
             cuts.append(mpmath.findroot(h, (a, c), solver="anderson"))
+        elif ha == 0:  # a root on the grid itself
+            cuts.append(a)
     cuts = sorted(set(cuts))
     total = mpmath.mpf(0)
     for a, c in itertools.pairwise(cuts):

@@ -15,7 +15,7 @@ dp_accounting's accountants do (``add_or_remove_one``, their default; ``replace_
   is the stated answer (no finite eps holds for every such mechanism); delta(eps) is at most 1.
 * **refused**: :class:`certdp.errors.Unsupported` with one line saying what certdp would need.
 
-The pair of each event and its proof: docs/math.md §13. Conventions: under ``replace_one`` a
+The pair of each event and its proof: docs/math.md §12. Conventions: under ``replace_one`` a
 Gaussian or Laplace event's noise multiplier is relative to one record's norm bound C, so a
 replacement moves the sum by up to 2C (dp_accounting's PLD accountant reads the Gaussian event
 the same way; its RDP accountant reads a ``SampledWithoutReplacementDpEvent``'s noise
@@ -290,14 +290,14 @@ def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
             w.nonprivate.append(f"{name}.noise_multiplier=0")
             return []
         # the record's contribution v (norm <= 1) enters D nodes, each with N(0, s^2) noise: the
-        # Gaussian pair of shift sqrt(D), i.e. D Gaussians of shift 1 composed (docs/math.md §13.5)
+        # Gaussian pair of shift sqrt(D), i.e. D Gaussians of shift 1 composed (docs/math.md §12.5)
         return [(_renamed(lambda: Gaussian(s), {"sigma": f"{name}.noise_multiplier"}), mult * depth_nodes)]
     raise Unsupported(f"{name} is not supported by certdp")  # pragma: no cover - ALL_FIELDS is exhaustive
 
 
 def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _Walk, *, halve: bool) -> Items:
     """Items of a Poisson-sampled (halve False) or sampled-without-replacement (halve True: the
-    replacement moves the sum by 2C, docs/math.md §13.3) Gaussian or Laplace event."""
+    replacement moves the sum by 2C, docs/math.md §12.3) Gaussian or Laplace event."""
     w.budget.visit()
     inner_name, get, kind = _read(inner)
     if q == 0:
@@ -314,10 +314,13 @@ def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _W
         w.nonprivate.append(f"{field_name}=0")
         return []
     scale = s / 2 if halve else s
+    # Poisson sampling: both orders of add or remove one; without replacement, the remove pair
+    # dominates both orders of a substitution (advanced joint convexity, docs/math.md §12.3)
+    d = "remove" if halve else "both"
     if inner_name == "GaussianDpEvent":
-        pair = _renamed(lambda: SubsampledGaussian(q, scale, "both"), {"sigma": field_name, "q": f"{name}.rate"})
+        pair = _renamed(lambda: SubsampledGaussian(q, scale, d), {"sigma": field_name, "q": f"{name}.rate"})
     else:
-        pair = _renamed(lambda: SubsampledLaplace(q, scale, "both"), {"scale": field_name, "q": f"{name}.rate"})
+        pair = _renamed(lambda: SubsampledLaplace(q, scale, d), {"scale": field_name, "q": f"{name}.rate"})
     return [(pair, mult)]
 
 
@@ -339,7 +342,7 @@ def event_pairs(
     event is not private (NonPrivateDpEvent, a zero noise) and notes on how it was read.
 
     Contract: the largest delta curve over the returned compositions is the event's (for tight
-    pairs) or above it (docs/math.md §13); an empty dict when the event releases nothing; every
+    pairs) or above it (docs/math.md §12); an empty dict when the event releases nothing; every
     refusal is Unsupported in one line saying what certdp would need; bad values InvalidArgument
     naming the field; LimitExceeded beyond MAX_DEPTH, MAX_EVENTS or MAX_COUNT.
     """
@@ -388,7 +391,7 @@ def account_event(
     Contract: for status certified, lower <= the event's true value <= upper (lower None: not
     proved); both ends proved when sides is two-sided; infinite for a non-private event (eps =
     inf; delta <= 1); nothing (0, 0) when it releases nothing. Refusals: Unsupported, one line
-    (module docstring; the table in docs/integrations.md); proofs in docs/math.md §13 and §10.
+    (module docstring; the table in docs/integrations.md); proofs in docs/math.md §12 and §10.
     """
     from certdp.notions.accountant import delta as delta_of
     from certdp.notions.accountant import epsilon as epsilon_of
@@ -414,9 +417,12 @@ def account_event(
         uppers.append(res.enclosure.upper)
         if res.via not in ("exact", "pld"):
             one_sided.append(f"{name}: {res.via} ({res.lower_from})")
+    upper = max(uppers)
+    if quantity == "delta" and upper > 1:  # delta <= 1 always: a lattice bound above it says nothing more
+        upper = Fraction(1)
     sides = "two-sided" if not one_sided else "upper"
     reason = "PLD lattice / closed form on tight pairs" if not one_sided else "; ".join(one_sided)
-    return EventAnswer(quantity, "certified", max(lowers), max(uppers), sides, reason, tuple(comps), tuple(notes))
+    return EventAnswer(quantity, "certified", max(lowers), upper, sides, reason, tuple(comps), tuple(notes))
 
 
 __all__ = ["ALL_FIELDS", "REFUSED", "RELATIONS", "EventAnswer", "account_event", "event_pairs", "relation_name"]

@@ -1,5 +1,5 @@
 """A Gaussian against a mixture of shifted Gaussians (dp_accounting's ``MixtureOfGaussiansDpEvent``):
-P = sum_i p_i N(c_i, s^2), Q = N(0, s^2), shifts c_i >= 0 (docs/math.md §13.4).
+P = sum_i p_i N(c_i, s^2), Q = N(0, s^2), shifts c_i >= 0 (docs/math.md §12.4).
 
 ``remove`` is (P, Q), ``add`` is (Q, P), ``both`` the two together (the caller splits it,
 :meth:`GaussianShifts.directed`). The loss of ``remove`` is
@@ -73,6 +73,11 @@ class GaussianShifts(PrivacyPair):
         if direction not in DIRECTIONS:
             raise invalid("direction", direction, f"must be one of {', '.join(DIRECTIONS)}")
         object.__setattr__(self, "direction", direction)
+        # floats of the shifts, log weights and 2 sigma^2: they only steer the root search (not a
+        # field: equality and hashing stay those of the exact description)
+        floats = ([float(c) for c in order], [math.log(w) for w in self.weights], 2 * float(self.sigma) ** 2)
+        object.__setattr__(self, "_floats", floats)
+        object.__setattr__(self, "_cache", {})
 
     def directed(self, direction: str) -> GaussianShifts:
         """Contract: the same pair with one direction."""
@@ -112,43 +117,54 @@ class GaussianShifts(PrivacyPair):
 
     # -- the loss r(x) and its root --------------------------------------------------------------------
     def _r_ball(self, x: Fraction) -> Ball:
-        s2 = 2 * to_ball(self.sigma) ** 2
-        xb = to_ball(x)
-        total = to_ball(0)
-        for c, w in zip(self.shifts, self.weights, strict=True):
-            cb = to_ball(c)
-            total += to_ball(w) * ((2 * cb * xb - cb * cb) / s2).exp()
-        return total.log()
+        """r(x) in ball arithmetic (module docstring)."""
+        return _log_sum(self._terms(to_ball(x)))
 
-    def _r_float(self, x: float) -> float:
-        s2 = 2 * float(self.sigma) ** 2
-        terms = [
-            math.log(w) + (2 * float(c) * x - float(c) ** 2) / s2
-            for c, w in zip(self.shifts, self.weights, strict=True)
-        ]
-        m = max(terms)
-        return m + math.log(sum(math.exp(t - m) for t in terms))
+    def _balls(self) -> tuple[list[Ball], list[Ball], Ball, Ball]:
+        """Balls of the weights, the shifts, 1/(2 sigma^2) and 1/(sigma sqrt 2) at the working
+        precision, kept per precision on the instance (loss_tail runs once per lattice point:
+        converting the Fractions every time dominated its cost)."""
+        prec = current_prec()
+        cache = self._cache  # type: ignore[attr-defined]
+        if prec not in cache:
+            z = to_ball(self.sigma)
+            cache[prec] = (
+                [to_ball(w) for w in self.weights],
+                [to_ball(c) for c in self.shifts],
+                1 / (2 * z * z),
+                1 / (z * to_ball(2).sqrt()),
+            )
+        return cache[prec]
+
+    def _terms(self, xb: Ball) -> list[Ball]:
+        """The terms p_i exp((2 c_i x - c_i^2)/(2 s^2)) of e^{r(x)}."""
+        ws, cs, inv_s2, _ = self._balls()
+        return [w * ((2 * c * xb - c * c) * inv_s2).exp() for c, w in zip(cs, ws, strict=True)]
 
     def _root_float(self, y: float) -> float:
-        """Float root of r(x) = y by bracketing and bisection (only a starting point)."""
-        lo, hi = -1.0, 1.0
-        for _ in range(2000):
-            if self._r_float(lo) < y:
+        """Float root of r(x) = y (only a starting point). Newton runs on z = e^{c1 x / s^2}
+        (c1 the least positive shift), where e^{r} = sum_i p_i e^{-c_i^2/(2 s^2)} z^{c_i/c1} is a
+        convex increasing function of z (exponents 0 or >= 1): from a start right of the root,
+        the iterates decrease monotonically to it, and quickly (one step when there are two
+        shifts, 0 and c1). Each positive-shift term alone reaches e^y at its x_i, and e^r is at
+        least that term, so the least x_i is such a start. Steps are taken in log z to avoid
+        overflow."""
+        cs, logws, s2 = self._floats  # type: ignore[attr-defined]
+        c1 = min(c for c in cs if c > 0)
+        x = min((y - lw) * s2 / (2 * c) + c / 2 for c, lw in zip(cs, logws, strict=True) if c > 0)
+        for _ in range(100):
+            logs = [lw + (2 * c * x - c * c) / s2 for c, lw in zip(cs, logws, strict=True)]
+            m = max(max(logs), y)
+            es = [math.exp(t - m) for t in logs]
+            slope = sum(e * c / c1 for e, c in zip(es, cs, strict=True))  # z G'(z), scaled by e^-m
+            ratio = 1 - (sum(es) - math.exp(y - m)) / slope
+            if not ratio > 0:
                 break
-            lo *= 2
-        for _ in range(2000):
-            if self._r_float(hi) > y:
+            dx = math.log(ratio) * s2 / (2 * c1)
+            x += dx
+            if abs(dx) <= 1e-15 * max(1.0, abs(x)):
                 break
-            hi *= 2
-        for _ in range(200):
-            mid = (lo + hi) / 2
-            if mid in (lo, hi):
-                break
-            if self._r_float(mid) < y:
-                lo = mid
-            else:
-                hi = mid
-        return (lo + hi) / 2
+        return x
 
     def _root_bracket(self, y: Ball) -> tuple[Fraction, Fraction]:
         """Exact xl < xr with r(xl) < y < r(xr) proved (y strictly inside r's range).
@@ -157,19 +173,18 @@ class GaussianShifts(PrivacyPair):
         is then widened until both inequalities are proved.
         """
         x = Fraction(self._root_float(float(y.mid())))
-        s2 = 2 * to_ball(self.sigma) ** 2
-        for _ in range(8):  # Newton: r'(x) = sum_i w_i(x) c_i / s^2 with w_i the softmax weights
-            xb = to_ball(x)
-            terms = [
-                to_ball(w) * ((2 * to_ball(c) * xb - to_ball(c) ** 2) / s2).exp()
-                for c, w in zip(self.shifts, self.weights, strict=True)
-            ]
+        # the float root is usually within 2^-45 relative: a bracket of that width costs two
+        # evaluations, and its tails are then exact to about 1e-13 relative (each tail and its
+        # density scale together), far below what the lattice resolves
+        w = Fraction(max(1, abs(math.floor(x))) if x else 1) / 2**45
+        if self._r_ball(x - w) < y and self._r_ball(x + w) > y:
+            return x - w, x + w
+        _, cs, inv_s2, _ = self._balls()
+        for _ in range(8):  # Newton: r'(x) = 2 sum_i t_i c_i / (2 s^2 sum_i t_i)
+            terms = self._terms(to_ball(x))
             total = sum(terms[1:], terms[0])
-            slope = (
-                sum((t * to_ball(c) for t, c in zip(terms, self.shifts, strict=True)), to_ball(0)) * 2 / (s2 * total)
-            )
-            step = (total.log() - y) / slope
-            mid = step.mid()
+            slope = sum((t * c for t, c in zip(terms, cs, strict=True)), to_ball(0)) * 2 * inv_s2 / total
+            mid = ((total.log() - y) / slope).mid()
             if not mid.is_finite():
                 break
             x -= Fraction(*_dyadic(mid))
@@ -185,12 +200,12 @@ class GaussianShifts(PrivacyPair):
 
     def _tails_at(self, x: Fraction) -> tuple[Ball, Ball]:
         """(P(X > x) under the mixture, P(X > x) under N(0, sigma^2))."""
-        c = 1 / (to_ball(self.sigma) * to_ball(2).sqrt())
+        ws, cs, _, c = self._balls()
         xb = to_ball(x)
         base = (xb * c).erfc() / 2
         mix = to_ball(0)
-        for cc, w in zip(self.shifts, self.weights, strict=True):
-            mix += to_ball(w) * ((xb - to_ball(cc)) * c).erfc() / 2
+        for cc, w in zip(cs, ws, strict=True):
+            mix += w * ((xb - cc) * c).erfc() / 2
         return mix, base
 
     def loss_tail(self, ell: Ball) -> tuple[Ball, Ball]:
@@ -217,6 +232,10 @@ class GaussianShifts(PrivacyPair):
         (m_l, b_l), (m_r, b_r) = self._tails_at(xl), self._tails_at(xr)
         mix, base = m_r.union(m_l), b_r.union(b_l)
         return (mix, base) if remove else (1 - base, 1 - mix)
+
+
+def _log_sum(terms: list[Ball]) -> Ball:
+    return sum(terms[1:], terms[0]).log()
 
 
 def _dyadic(x: Ball) -> tuple[int, int]:

@@ -1,5 +1,5 @@
 """Randomized response over k buckets (dp_accounting's ``RandomizedResponseDpEvent``): a pair with
-finite support, so every quantity is a finite sum of exact masses (docs/math.md §13.1).
+finite support, so every quantity is a finite sum of exact masses (docs/math.md §12.1).
 
 With noise p, the mechanism outputs its input bucket with probability 1 - p and a uniform bucket
 with probability p: the input's bucket has mass a = 1 - p + p/k, every other bucket c = p/k.

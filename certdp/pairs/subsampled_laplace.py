@@ -1,9 +1,9 @@
-"""Subsampled Laplace: P = (1-q) Lap(0, b) + q Lap(1, b), Q = Lap(0, b) (docs/math.md §13.2).
+"""Subsampled Laplace: P = (1-q) Lap(0, b) + q Lap(1, b), Q = Lap(0, b) (docs/math.md §12.2).
 
 The dominating pair of the Laplace mechanism (sensitivity 1, scale b) under Poisson sampling
 with rate q (add or remove one: ``remove`` is (P, Q), ``add`` is (Q, P); Zhu, Dong and Wang,
 arXiv:2106.08567), and under sampling b of n without replacement with q = b/n and the
-substitution relation (docs/math.md §13.3). ``both`` stands for the two directions together; the
+substitution relation (docs/math.md §12.3). ``both`` stands for the two directions together; the
 caller splits it (:meth:`SubsampledLaplace.directed`).
 
 The loss of ``remove`` is L(x) = log(1 - q + q e^{g(x)}), g(x) = (|x| - |x - 1|)/b, which is -u
