@@ -62,11 +62,14 @@ class CertificateMalformed(CertificateInvalid, ValueError):
 def fmt_value(value: object) -> str:
     """Render a parameter value for an error message (``sigma=-1``, ``q=nan``).
 
-    Contract: integral floats print without a fraction; blank strings as ``''``; other values as
-    str(), cut to at most MAX_SHOWN characters (a 5000-digit argument is named, not echoed).
+    Contract: integral floats below 2^53 print without a fraction, larger ones as repr (1e+300);
+    blank strings as ``''``; other values as str(), cut to at most MAX_SHOWN characters (a 5000-digit
+    argument is named, not echoed).
     """
     if isinstance(value, float) and value.is_integer():
-        return str(int(value))
+        # sigma=2, not 2.0; past 2^53 the digits str(int()) would spell are float artefacts (1e300
+        # printed 301 of them), so a large one keeps its exponent form: count=1e+300
+        return str(int(value)) if abs(value) < 2**53 else repr(value)
     if isinstance(value, Fraction) and value.denominator != 1:
         # a message names the value, it does not record it: the nearest float reads best (0.1, 1e-12)
         digits = round((abs(value.numerator).bit_length() - value.denominator.bit_length()) * 0.30103)
