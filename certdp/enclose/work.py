@@ -127,10 +127,14 @@ def afford_memory(nbytes: int, doing: str) -> None:
     held = resident()
     for m in budgets:
         if m.memory is not None and nbytes + held > m.memory:
+            # Whole MiB, the total rounded up and the budget down, so the sum reads as over the budget
+            # (1.0GiB against a 1.03GiB total read as equal).
+            mib = 1 << 20
             raise BudgetExhausted(
-                f"max-memory={fmt_bytes(m.memory)} is below the estimated {fmt_bytes(nbytes)} of {doing} on top of "
-                f"the {fmt_bytes(held)} held (after {m.used} work units; last: {m.doing}); no answer (pass a larger "
-                "--max-memory, or ask for less: a coarser --h, a larger --rel-width, --via rdp)"
+                f"max-memory={fmt_bytes(m.memory)}: the next step ({doing}) needs about {-(-nbytes // mib)}MiB on "
+                f"top of the {-(-held // mib)}MiB already held, {-(-(nbytes + held) // mib)}MiB in all, more than "
+                f"the {m.memory // mib}MiB budget (after {m.used} work units; last: {m.doing}); no answer (pass a "
+                "larger --max-memory, or ask for less: a coarser --h, a larger --rel-width, --via rdp)"
             )
 
 
