@@ -15,6 +15,7 @@ from fractions import Fraction
 from certdp.cert.checks import Check
 from certdp.cert.limits import MAX_PLD_PRODUCT, MAX_RDP_PREC
 from certdp.enclose import Enclosure, Target, to_ball, workprec
+from certdp.errors import LimitExceeded
 
 
 @dataclass(frozen=True)
@@ -85,8 +86,14 @@ def _pld(check: Check, end: Fraction) -> EndProof:
         for direction, (h, offset, lo, hi) in sorted(check.lattices.items()):
             pair = SubsampledGaussian(params["q"], params["sigma"], direction)
             floor = Fraction(1, 2**check.prune_bits)
-            bounds = LatticeBounds(pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT)
-            ball = bounds.delta(side, end)
+            try:
+                bounds = LatticeBounds(
+                    pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT
+                )
+                ball = bounds.delta(side, end)
+            except LimitExceeded as exc:
+                # name the lattice and direction whose powers outgrew the limit; verify prefixes the check
+                raise LimitExceeded(f"method/lattices/{direction} ({direction} direction): {exc}") from None
             enc = Enclosure.from_ball(ball, check.prec_bits)
             if side == "upper":
                 shown.append(f"delta_upper {enc.upper_str()} ({direction})")

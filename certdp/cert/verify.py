@@ -67,7 +67,15 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, Any]:
         )
     try:
         proof = prove_end(check, end)
-    except (CertificateInvalid, LimitExceeded, PrecisionExhausted, Undecided, BudgetExhausted):
+    except LimitExceeded as exc:
+        # the message names the first failing field: the check, and (PLD) the direction's lattice
+        text = str(exc)
+        if text.startswith("field "):
+            raise
+        raise LimitExceeded(
+            f"field body/{name}/{text}" if text.startswith("method/") else f"field body/{name}: {text}"
+        ) from None
+    except (CertificateInvalid, PrecisionExhausted, Undecided, BudgetExhausted):
         raise
     except InvalidArgument as exc:
         # inputs were validated above: the enclosure code refusing them at the recorded precision
