@@ -14,6 +14,7 @@ from typing import Any
 
 from certdp.cert.checks import Check, claim_and_refutation, decimal, describe, dyadic
 from certdp.cert.crypto import check_signature, digest_hex
+from certdp.cert.meaning import means
 from certdp.cert.recompute import prove_end
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict
@@ -111,33 +112,8 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, Any]:
         # every number of the result that was proved, and every one that was not
         "rechecked": [f"result/{side}", f"result/{side}_dyadic", "threshold"],
         "not_rechecked": [f"result/{k}" for k in unverified],
-        "means": _means(check),
+        "means": means(check),
     }
-
-
-def _means(check: Any) -> str:
-    """The sentence of :data:`_MEANS`, scoped to the one neighbouring direction a one-direction
-    check covers (attack review: an ``add``-only certificate read as DP of the whole mechanism,
-    whose add-or-remove epsilon was 11.4 against the certified 5)."""
-    text = _MEANS.get((check.method, check.relation), "")
-    direction = check.mechanism.params.get("direction", "both")
-    if text and direction in ("remove", "add"):
-        text += (
-            f"; for the {direction} direction only (one neighbouring relation), NOT for add-or-remove "
-            "neighbours (direction both)"
-        )
-    return text
-
-
-#: what a recomputed check proves, in a sentence (a PLD refutation is about the mechanism itself)
-_MEANS = {
-    ("pld-upper", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (PLD lattice upper bound)",
-    ("pld-lower", ">"): "the mechanism is NOT (epsilon, delta)-DP at this sigma: a proved violation that no "
-    "sound accountant can certify away (PLD lattice lower bound)",
-    ("rdp-orders", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (RDP conversion over the orders)",
-    ("rdp-orders", ">"): "the RDP conversion over these orders cannot certify the target here (a statement "
-    "about this accountant, not a DP violation)",
-}
 
 
 _FREE_TEXT = ("notes", "refutation_missing_reason")

@@ -1,0 +1,34 @@
+"""What a recomputed certificate check proves, in one sentence (certdp verify's output)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["means"]
+
+#: what a recomputed check proves (a PLD refutation is about the mechanism itself)
+MEANS = {
+    ("pld-upper", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (PLD lattice upper bound)",
+    ("pld-lower", ">"): "the mechanism is NOT (epsilon, delta)-DP at this sigma: a proved violation that no "
+    "sound accountant can certify away (PLD lattice lower bound)",
+    ("rdp-orders", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (RDP conversion over the orders)",
+    ("rdp-orders", ">"): "the RDP conversion over these orders cannot certify the target here (a statement "
+    "about this accountant, not a DP violation)",
+}
+
+
+def means(check: Any) -> str:
+    """The sentence of MEANS for a check's method and relation, scoped to the one neighbouring
+    direction a one-direction check covers (attack review: an ``add``-only certificate read as DP
+    of the whole mechanism, whose add-or-remove epsilon was 11.4 against the certified 5).
+
+    Contract: a sentence ("" for a pair of method and relation without one); no enclosure.
+    """
+    text = MEANS.get((check.method, check.relation), "")
+    direction = check.mechanism.params.get("direction", "both")
+    if text and direction in ("remove", "add"):
+        text += (
+            f"; for the {direction} direction only (one neighbouring relation), NOT for add-or-remove "
+            "neighbours (direction both)"
+        )
+    return text
