@@ -73,10 +73,18 @@ def test_mode_is_exact_whatever_the_umask(tmp_path: Path, mode: int) -> None:
     assert _mode(tmp_path / "f") == mode
 
 
-def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path) -> None:
-    (tmp_path / "d").mkdir()  # os.replace of a file onto a directory fails
-    with pytest.raises(InvalidArgument, match="cannot be written"):  # one line, not an OSError traceback
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "d").mkdir()  # a directory is refused before any temporary file is made
+    with pytest.raises(InvalidArgument, match="not a regular file"):
         atomic_write(tmp_path / "d", b"x")
+    assert _leftovers(tmp_path, {"d"}) == []
+
+    def failing_replace(src: object, dst: object) -> None:  # the rename fails after the data is written
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("certdp.cert.crypto.os.replace", failing_replace)
+    with pytest.raises(InvalidArgument, match="cannot be written"):  # one line, not an OSError traceback
+        atomic_write(tmp_path / "f", b"x")
     assert _leftovers(tmp_path, {"d"}) == []
 
 

@@ -12,6 +12,7 @@ and their measured width is in docs/math.md §10 (q = 1e-5, sigma = 0.3, 10^5 st
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import mpmath as mp
@@ -37,7 +38,10 @@ def _assert_tight(lo: Fraction, up: Fraction, what: str) -> None:
 
 def _assert_overlap(lo: Fraction, up: Fraction, q: str, sigma: str, steps: int, delta: str, direction: str) -> None:
     r = ref.reference_eps(float(q), float(sigma), steps, float(delta), direction, max_levels=3, max_cells=300_000)
-    assert Fraction(r.lo) <= up and lo <= Fraction(r.hi), (float(lo), float(up), r)
+    # the reference's optimistic end can be unbounded (inf) where its float tails underflow (delta =
+    # 1e-15 at sigma = 50): that side is then no check, the other still is
+    assert math.isfinite(r.lo) and Fraction(r.lo) <= up, (float(lo), float(up), r)
+    assert not math.isfinite(r.hi) or lo <= Fraction(r.hi), (float(lo), float(up), r)
 
 
 @pytest.mark.parametrize(
