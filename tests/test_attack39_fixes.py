@@ -61,3 +61,20 @@ def test_a_two_direction_certificate_keeps_the_sentence(tmp_path: Path, capsys: 
     claim = next(c for c in rec["checks"] if c["check"] == "claim")
     assert claim["means"].startswith("the mechanism is (epsilon, delta)-DP") and "only" not in claim["means"]
     assert certificate_summary(json.loads(out.read_text()))["direction"] == "both"
+
+
+def test_a_refutation_with_other_orders_gets_a_short_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from tests.test_recheck import RDP, resign
+
+    key = Ed25519PrivateKey.generate()
+
+    def other_orders(body: dict) -> None:
+        body["refutation"]["method"]["orders"] = body["refutation"]["method"]["orders"][:-1]
+
+    path = resign(RDP, other_orders, key, tmp_path / "orders.json")
+    code = main(["verify", str(path), "--allow-untrusted"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "body/refutation/orders" in err and " ... " in err
+    assert len(err.splitlines()) == 1 and len(err) < 300

@@ -382,5 +382,7 @@ def claim_and_refutation(body: dict[str, Any]) -> tuple[Check, Check | None, Fra
         )
     for field in ("quantity", "threshold", "delta", "orders"):
         if getattr(ref, field) != getattr(claim, field):
-            raise bad(f"body/refutation/{field}", f"{getattr(ref, field)} differs from the claim's")
+            shown = str(getattr(ref, field))  # an order list can hold 128 entries: the line stays short
+            shown = shown if len(shown) <= 80 else shown[:60] + " ... " + shown[-15:]
+            raise bad(f"body/refutation/{field}", f"{shown} differs from the claim's")
     return claim, ref, step
