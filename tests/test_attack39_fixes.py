@@ -78,3 +78,13 @@ def test_a_refutation_with_other_orders_gets_a_short_line(tmp_path: Path, capsys
     err = capsys.readouterr().err.strip()
     assert code == 2 and "body/refutation/orders" in err and " ... " in err
     assert len(err.splitlines()) == 1 and len(err) < 300
+
+
+def test_an_event_of_many_parts_gets_a_short_title(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 60 Gaussian parts of distinct noise: the closed form answers at once, the title stays short
+    parts = [{"class_name": "GaussianDpEvent", "noise_multiplier": 10 + i / 7} for i in range(60)]
+    event = tmp_path / "ev.json"
+    event.write_text(json.dumps({"class_name": "ComposedDpEvent", "events": parts}))
+    assert main(["eps", "--event", str(event), "--delta", "1e-5"]) == 0
+    head = capsys.readouterr().out.splitlines()[0]
+    assert len(head) < 350 + len(str(event)) and "parameters in all" in head, head

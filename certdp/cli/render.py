@@ -59,6 +59,10 @@ def render(rec: dict[str, object]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"{rec['quantity']} of {rec['mechanism']}({params})"
     if "event" in rec:
+        # an event of thousands of parts spelled out its whole composition on one line (attack
+        # review: 519,760 characters); the text keeps its start, --json keeps every parameter
+        if len(params) > 300:
+            params = f"{params[:240]} ... ({len(rec['params'])} parameters in all: --json lists them)"  # type: ignore[arg-type]
         head = f"{rec['quantity']} of the dp_accounting event {rec['event']}: {params}"
     if rec.get("mechanism") == "random-allocation":
         pass  # steps (M) and epochs (E) are parameters, shown above
