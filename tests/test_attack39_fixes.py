@@ -88,3 +88,15 @@ def test_an_event_of_many_parts_gets_a_short_title(tmp_path: Path, capsys: pytes
     assert main(["eps", "--event", str(event), "--delta", "1e-5"]) == 0
     head = capsys.readouterr().out.splitlines()[0]
     assert len(head) < 350 + len(str(event)) and "parameters in all" in head, head
+
+
+def test_an_event_of_more_than_1000_parts_is_refused_at_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # each distinct part costs its own RDP curve: 3000 of them ran for minutes before (attack review)
+    parts = [{"class_name": "GaussianDpEvent", "noise_multiplier": 1 + i / 1000} for i in range(1001)]
+    event = tmp_path / "ev.json"
+    event.write_text(json.dumps({"class_name": "ComposedDpEvent", "events": parts}))
+    assert main(["eps", "--event", str(event), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "at most 1000" in err and len(err.splitlines()) == 1
