@@ -172,7 +172,7 @@ def test_links_planted_in_the_folder_are_not_followed(tmp_path, capsys):
 def test_a_folder_in_the_way_fails_that_cell_only(tmp_path):
     (tmp_path / "out" / "eps_gaussian_sigma1.json").mkdir(parents=True)
     code, rec = sweep(tmp_path, EPS)
-    assert code == 1 and rec["counts"] == {"failed": 1, "ok": 1} and "cannot be written" in rec["not_ok"][0]["error"]
+    assert code == 1 and rec["counts"] == {"failed": 1, "ok": 1} and "not a regular file" in rec["not_ok"][0]["error"]
 
 
 @pytest.mark.parametrize(
