@@ -22,8 +22,8 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, current_prec, to_ball
 from certdp.errors import PrecisionExhausted, Unsupported, invalid
-from certdp.pairs.base import PrivacyPair
 from certdp.pairs.domain import bounded
+from certdp.pairs.loss_only import LossOnlyPair
 from certdp.pairs.params import Number, real
 
 DIRECTIONS = ("remove", "add", "both")
@@ -32,7 +32,7 @@ MAX_COMPONENTS = 1000
 
 
 @dataclass(frozen=True, init=False)
-class GaussianShifts(PrivacyPair):
+class GaussianShifts(LossOnlyPair):
     """Noise N(0, sigma^2); the neighbour's output is shifted by c_i >= 0 with probability p_i
     (module docstring). Weights are exact and must sum to 1 exactly.
 
@@ -93,19 +93,6 @@ class GaussianShifts(PrivacyPair):
             "weights": ",".join(exact_str(w) for w in self.weights),
             "direction": self.direction,
         }
-
-    def _no_cgf(self) -> Unsupported:
-        return Unsupported(
-            f"{self.mechanism}: no CGF is implemented; certdp accounts it by its loss distribution (--via pld)"
-        )
-
-    def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: never returns (Unsupported: the class docstring)."""
-        raise self._no_cgf()
-
-    def kl_ball(self) -> Ball:
-        """Contract: never returns (Unsupported: the class docstring)."""
-        raise self._no_cgf()
 
     def max_loss_ball(self) -> Ball | None:
         """Contract: contains D_inf of ``add`` when some shift is 0: sup(-r) = -log p_0; None

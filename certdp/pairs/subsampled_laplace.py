@@ -18,8 +18,8 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, to_ball
 from certdp.errors import PrecisionExhausted, Unsupported, invalid
-from certdp.pairs.base import PrivacyPair
 from certdp.pairs.domain import bounded
+from certdp.pairs.loss_only import LossOnlyPair
 from certdp.pairs.params import Number
 
 DIRECTIONS = ("remove", "add", "both")
@@ -48,7 +48,7 @@ def _union(cases: list[tuple[Ball, Ball]]) -> tuple[Ball, Ball]:
 
 
 @dataclass(frozen=True, init=False)
-class SubsampledLaplace(PrivacyPair):
+class SubsampledLaplace(LossOnlyPair):
     """Laplace noise of scale b with sampling rate q in (0, 1] (module docstring).
 
     Domain: q in (0, 1], scale in [1e-100, 1e100]; closed forms, no work limit. CGF and KL are not
@@ -71,19 +71,6 @@ class SubsampledLaplace(PrivacyPair):
     def directed(self, direction: str) -> SubsampledLaplace:
         """Contract: the same pair with one direction."""
         return SubsampledLaplace(self.q, self.scale, direction)
-
-    def _no_cgf(self) -> Unsupported:
-        return Unsupported(
-            f"{self.mechanism}: no CGF is implemented; certdp accounts it by its loss distribution (--via pld)"
-        )
-
-    def cgf_ball(self, t: Ball) -> Ball:
-        """Contract: never returns (Unsupported: the class docstring)."""
-        raise self._no_cgf()
-
-    def kl_ball(self) -> Ball:
-        """Contract: never returns (Unsupported: the class docstring)."""
-        raise self._no_cgf()
 
     def _ends(self) -> tuple[Ball, Ball]:
         """(L(x <= 0), L(x >= 1)) of ``remove``: log(1 - q + q e^{-u}) and log(1 - q + q e^{u})."""
