@@ -100,3 +100,16 @@ def test_an_event_of_more_than_1000_parts_is_refused_at_once(
     assert main(["eps", "--event", str(event), "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
     assert "at most 1000" in err and len(err.splitlines()) == 1
+
+
+def test_an_unreachable_width_names_the_target_that_accepts_the_enclosure(capsys: pytest.CaptureFixture[str]) -> None:
+    # sigma = 1e4: eps is about 5.6e-6, whose relative width 1e-4 no lattice reaches (attack review:
+    # exit 3 with no way forward); the message names a --rel-width, and that target answers
+    args = ["eps", "subsampled-gaussian", "--q", "0.01", "--sigma", "1e4", "--steps", "1000", "--delta", "1e-5"]
+    assert main(args) == 3
+    err = capsys.readouterr().err
+    accept = err.split("--rel-width ")[1].split()[0]
+    assert main([*args, "--rel-width", accept, "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    lo, up = float(rec["lower"]), float(rec["upper"])
+    assert 0 < lo <= up and (up - lo) / up <= float(accept)
