@@ -815,12 +815,12 @@ def _split_for(
     assert delta is not None
     pair, n = parts[0]
     bits = bulk_bits(delta, n)
+    if offset is not None:  # the offset is known (the lower side's spacing search): one lattice
+        return split_lattice(pair, h, tail_bits, bits, offset=offset)
     spl = split_lattice(pair, h, tail_bits, bits)
-    if spl is None or not (tune or offset is not None):
+    if spl is None or not tune:
         return spl
-    if offset is None:
-        offset = choose_offset(pair, h, base=spl.bulk)
-    return split_lattice(pair, h, tail_bits, bits, offset=offset)
+    return split_lattice(pair, h, tail_bits, bits, offset=choose_offset(pair, h, base=spl.bulk))
 
 
 #: the lower side keeps spacing h when the tuned offset leaves at most this many h^2 per step
