@@ -45,6 +45,9 @@ from certdp.pairs.gaussian_shifts import GaussianShifts
 from certdp.pairs.randomized_response import RandomizedResponse
 from certdp.pairs.subsampled_laplace import SubsampledLaplace
 
+#: the additive-noise events: (pair class, its noise parameter's name)
+_ADDITIVE = {"GaussianDpEvent": (Gaussian, "sigma"), "LaplaceDpEvent": (Laplace, "scale")}
+
 RELATIONS = ("add_or_remove_one", "replace_one", "replace_special")
 
 #: Fields of every DpEvent class of dp_accounting 0.6, in its order.
@@ -177,20 +180,14 @@ def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
         for e in events:
             items += _walk(e, depth + 1, mult, w)
         return items
-    if name == "GaussianDpEvent":
+    if name in _ADDITIVE:  # Gaussian or Laplace noise of multiplier s (0: no noise, not private)
+        pair_of, param = _ADDITIVE[name]
         s = _real(f"{name}.noise_multiplier", get("noise_multiplier"), kind, ge=0)
         if s == 0:
             w.nonprivate.append(f"{name}.noise_multiplier=0")
             return []
         shift = 2 if rel == "replace_one" else 1
-        return [(_renamed(lambda: Gaussian(s, shift), {"sigma": f"{name}.noise_multiplier"}), mult)]
-    if name == "LaplaceDpEvent":
-        b = _real(f"{name}.noise_multiplier", get("noise_multiplier"), kind, ge=0)
-        if b == 0:
-            w.nonprivate.append(f"{name}.noise_multiplier=0")
-            return []
-        shift = 2 if rel == "replace_one" else 1
-        return [(_renamed(lambda: Laplace(b, shift), {"scale": f"{name}.noise_multiplier"}), mult)]
+        return [(_renamed(lambda: pair_of(s, shift), {param: f"{name}.noise_multiplier"}), mult)]
     if name == "DiscreteLaplaceDpEvent":
         a = _real(f"{name}.noise_parameter", get("noise_parameter"), kind, ge=0)
         k = _int(f"{name}.sensitivity", get("sensitivity"), kind, ge=1, le=MAX_COUNT)
