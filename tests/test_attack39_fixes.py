@@ -15,6 +15,7 @@ from certdp.cli import main
 from certdp.cli.sweep_checks import certificate_summary
 from certdp.errors import InvalidArgument
 
+RDP_PATH = Path(__file__).resolve().parent.parent / "certificates" / "dpsgd_q0.05_n500_eps3.json"
 CAL = ["calibrate", "subsampled-gaussian", "--q", "0.5", "--steps", "10", "--delta", "1e-5", "--epsilon", "5"]
 
 
@@ -113,3 +114,29 @@ def test_an_unreachable_width_names_the_target_that_accepts_the_enclosure(capsys
     rec = json.loads(capsys.readouterr().out)
     lo, up = float(rec["lower"]), float(rec["upper"])
     assert 0 < lo <= up and (up - lo) / up <= float(accept)
+
+
+def test_signed_free_text_is_listed_as_not_rechecked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from tests.test_recheck import RDP, resign
+
+    def note(body: dict) -> None:
+        body["notes"] = "PROVED: the mechanism is (1, 1e-5)-DP"
+
+    path = resign(RDP, note, Ed25519PrivateKey.generate(), tmp_path / "note.json")
+    assert main(["verify", str(path), "--allow-untrusted", "--json"]) == 0
+    assert "body/notes" in json.loads(capsys.readouterr().out)["not_rechecked"]
+
+
+def test_a_signature_in_non_canonical_base64_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # flipping an unused padding bit decodes to the same 64 bytes: one signature, two files
+    doc = json.loads(RDP_PATH.read_text())
+    value = doc["signature"]["value"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    i = alphabet.index(value[-3])
+    doc["signature"]["value"] = value[:-3] + alphabet[i ^ 1] + value[-2:]
+    path = tmp_path / "b64.json"
+    path.write_text(json.dumps(doc))
+    assert main(["verify", str(path), "--allow-untrusted"]) == 1
+    assert "signature/value" in capsys.readouterr().err

@@ -159,7 +159,8 @@ def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
     """Raise CertificateInvalid unless ``signature`` is a valid Ed25519 signature of the body.
 
     Contract: returns only if the public key is a canonical encoding of a point not of small order
-    (certdp/cert/ed25519_points.py) and the signature verifies over canonical_bytes(body).
+    (certdp/cert/ed25519_points.py), the signature value is canonical base64 and it verifies over
+    canonical_bytes(body).
     """
     try:
         raw = base64.b64decode(signature["public_key"])
@@ -172,7 +173,11 @@ def check_signature(body: dict[str, Any], signature: dict[str, str]) -> None:
         key_text = fmt_value(signature["public_key"])
         raise CertificateInvalid(f"field signature/public_key: {key_text} is {problem}: the signature proves nothing")
     try:
-        key.verify(base64.b64decode(signature["value"]), canonical_bytes(body))
+        sig = base64.b64decode(signature["value"], validate=True)
+        # one file per signature: padding bits that decode to the same bytes are refused (attack review)
+        if base64.b64encode(sig).decode() != signature["value"]:
+            raise ValueError("non-canonical base64")
+        key.verify(sig, canonical_bytes(body))
     except (InvalidSignature, ValueError):
         raise CertificateInvalid("field signature/value: the signature does not match the body") from None
 

@@ -86,7 +86,8 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
         "signed_by": report.signed_by,
         "signer_trusted": report.signer_trusted,
         "checks": report.checks,
-        "not_rechecked": list(METADATA_NOT_RECHECKED),
+        # free text is signed but never proved: listed with the metadata when the body has it
+        "not_rechecked": [*METADATA_NOT_RECHECKED, *free_text_fields(data)],
         "not_rechecked_note": NOT_RECHECKED_NOTE,
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -95,10 +96,23 @@ def run_verify(args: argparse.Namespace) -> dict[str, object]:
 #: the fields of every certificate that verify neither proves nor relies on (docs/certificates.md)
 METADATA_NOT_RECHECKED = ("body/created", "body/certdp_version", "body/python_flint_version", "body/flint_version")
 NOT_RECHECKED_NOTE = (
-    "the *_unverified and seconds fields listed above and the metadata (created, certdp and flint versions) "
+    "the *_unverified and seconds fields listed above, the metadata (created, certdp and flint versions) and "
+    "the free text (notes, refutation_missing_reason) "
     "are informative only: a valid certificate may hold false values there; only the numbers under 'rechecked' "
     "are proved"
 )
+
+
+def free_text_fields(data: bytes) -> list[str]:
+    """Contract: the body's free-text fields present in the (already verified) certificate bytes:
+    signed, never proved (attack review: a note "PROVED: ..." in a valid file)."""
+    import json
+
+    try:
+        body = json.loads(data).get("body", {})
+    except (ValueError, AttributeError):
+        return []
+    return [f"body/{k}" for k in ("notes", "refutation_missing_reason") if isinstance(body, dict) and k in body]
 
 
 def writable_path(name: str, value: str) -> Path:
