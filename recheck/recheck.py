@@ -168,6 +168,8 @@ def check_integrity(cert: dict, pubkey_b64: str | None) -> str:
     try:
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(sig["public_key"], validate=True))
         raw_sig = base64.b64decode(sig["value"], validate=True)
+        if base64.b64encode(raw_sig).decode() != sig["value"]:  # one file per signature (padding bits)
+            raise ValueError("non-canonical base64")
     except (ValueError, TypeError):
         raise Malformed("field signature: public_key or value is not base64 of an Ed25519 key/signature") from None
     if pubkey_b64 is not None and sig["public_key"] != pubkey_b64:

@@ -91,3 +91,15 @@ def test_the_add_direction_cgf_bounds_the_integral_at_a_tiny_sigma() -> None:
         exact = mp.log(mp.quad(f, [-1, -0.1, 0, 0.1, 0.45, 0.5, 0.55, 1]))
         upper = kernel.cgf_add_upper(alpha, q, sigma)
         assert exact <= mp.mpf(upper.numerator) / upper.denominator <= exact * (1 + mp.mpf("1e-9"))
+
+
+def test_a_signature_in_non_canonical_base64_is_refused(tmp_path: Path) -> None:
+    # a flipped padding bit decodes to the same 64 bytes: a second file for one signature
+    doc = json.loads(RDP.read_text())
+    value = doc["signature"]["value"]
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    doc["signature"]["value"] = value[:-3] + alphabet[alphabet.index(value[-3]) ^ 1] + value[-2:]
+    path = tmp_path / "b64.json"
+    path.write_text(json.dumps(doc))
+    out = run(path, None)
+    assert out.returncode == 2 and "base64" in out.stderr, out.stderr
