@@ -177,6 +177,15 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
+    def loss_tail_float(self, ell: float) -> tuple[float, float] | None:
+        """(P(L > ell), Q(L > ell)) in floats, for steering only (the lattice offset search:
+        certdp.notions.pld_lattice.tuned_offset), or None when the pair has no float version.
+
+        Contract: floats near the two tails of :meth:`loss_tail`; no enclosure (nothing
+        certified is computed from them).
+        """
+        return None
+
     def loss_grid(self) -> LossGrid | None:
         """Where the atoms of the loss lie, for pairs whose loss has atoms (point masses): every
         atom of L (under P, hence under Q) is in anchor + spacing Z. None: no atoms (or unknown).

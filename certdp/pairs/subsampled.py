@@ -403,6 +403,32 @@ class SubsampledGaussian(PrivacyPair):
         below0, below1 = (-x * c).erfc() / 2, ((1 - x) * c).erfc() / 2
         return below0, qc * below0 + q * below1
 
+    def loss_tail_float(self, ell: float) -> tuple[float, float] | None:
+        """The two tails of :meth:`loss_tail` in floats (its formulas, math.erfc), for steering.
+
+        Contract: floats near (P(L > ell), Q(L > ell)); no enclosure (steering only).
+        """
+        if self.direction == "both":
+            return None
+        q, s = float(self.q), float(self.sigma)
+        y = ell if self.direction == "remove" else -ell
+        try:
+            arg = math.expm1(y) + q if y > -1 else math.exp(y) - float(1 - self.q)
+        except OverflowError:
+            return None
+        c = 1 / (s * math.sqrt(2))
+        if self.direction == "remove":
+            if not arg > 0:
+                return 1.0, 1.0
+            x = s * s * math.log(arg / q) + 0.5
+            above0, above1 = math.erfc(x * c) / 2, math.erfc((x - 1) * c) / 2
+            return (1 - q) * above0 + q * above1, above0
+        if not arg > 0:
+            return 0.0, 0.0
+        x = s * s * math.log(arg / q) + 0.5
+        below0, below1 = math.erfc(-x * c) / 2, math.erfc((1 - x) * c) / 2
+        return below0, (1 - q) * below0 + q * below1
+
     def kl_ball(self) -> Ball:
         """Contract: contains KL of the chosen direction (max of the two for ``both``).
 

@@ -1,0 +1,57 @@
+"""The float tails that steer the PLD offset search (steering only: nothing certified is computed
+from them) agree with the certified Arb tails, so the search compares offsets as the Arb tails
+would."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certdp.enclose import to_ball, workprec
+from certdp.notions.pld_lattice import _FloatSteering, lattice_for, tuned_offset
+from certdp.pairs import Gaussian, SubsampledGaussian
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    q=st.sampled_from(["1/100000", "1/1000", "256/50000", "1/20", "1/2", "1"]),
+    sigma=st.sampled_from(["0.3", "0.8", "1.1", "5", "50"]),
+    direction=st.sampled_from(["remove", "add"]),
+    ell=st.floats(-3, 3),
+)
+def test_float_tails_match_arb_tails(q: str, sigma: str, direction: str, ell: float) -> None:
+    pair = SubsampledGaussian(q, sigma, direction)
+    got = pair.loss_tail_float(ell)
+    assert got is not None
+    with workprec(128):
+        ref = pair.loss_tail(to_ball(ell))
+    for f, ball in zip(got, ref, strict=True):
+        exact = float(ball.mid())
+        assert 0.0 <= f <= 1.0
+        # float formulas (expm1, log, erfc): a few ulps of relative error where the tail is in range
+        assert math.isclose(f, exact, rel_tol=1e-9, abs_tol=1e-300), (f, exact)
+
+
+def test_pairs_without_float_tails_are_steered_by_arb() -> None:
+    # the default is None: the offset search keeps the certified tails for such pairs
+    assert Gaussian(1).loss_tail_float(0.5) is None
+    assert SubsampledGaussian("1/100", "1", "both").loss_tail_float(0.5) is None
+
+
+def test_steering_proxy_gives_the_pairs_tails_as_exact_balls() -> None:
+    pair = SubsampledGaussian("1/100", "0.8", "remove")
+    proxy = _FloatSteering(pair)
+    p, qq = proxy.loss_tail(to_ball(Fraction(1, 10)))
+    assert (float(p.mid()), float(qq.mid())) == pair.loss_tail_float(0.1)
+    assert proxy.mechanism == pair.mechanism  # every other attribute is the pair's
+
+
+def test_offset_search_result_is_a_valid_offset() -> None:
+    pair = SubsampledGaussian("1/100", "0.8", "remove")
+    h = Fraction(1, 2**11)
+    offset, imbalance = tuned_offset(pair, h, base=lattice_for(pair, h, 40))
+    assert 0 <= offset < h and (offset / h * 2**40).denominator == 1
+    assert imbalance >= 0 or math.isclose(imbalance, 0, abs_tol=1e-12)
