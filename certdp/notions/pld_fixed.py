@@ -140,7 +140,7 @@ class FixedComposed:
         """(losses, f at every loss point, the constant part) in floats: f(l_j) is the float
         estimate of delta at eps = l_j (only steers)."""
         if "f" not in self._guide:
-            c = np.array([_to_float(v, self.bits) for v in self.coeffs], dtype=float)
+            c = _floats(self.coeffs, self.bits)
             losses = float(self.shift) + float(self.h) * (self.base + np.arange(len(c)))
             ref = float(losses[-1]) if len(c) else 0.0
             w = c * np.exp(np.clip(ref - losses, -700.0, 700.0))  # e^{-(l - ref)}: overflow-safe range
@@ -189,6 +189,16 @@ def _composed(side: str, h: Fraction, shift: Fraction, res: FixedPoly, inf_term:
         run += coeffs[i]
         suffix[i] = run
     return FixedComposed(side, h, shift, res.offset, res.bits, coeffs, suffix, res.err, inf_term)
+
+
+def _floats(coeffs: list[int], bits: int) -> np.ndarray:
+    """coeffs / 2^bits as floats: float() of each int in C, then one exact power-of-two scaling
+    (0 below the float range); the per-int path for coefficients past the float range."""
+    try:
+        raw = np.fromiter(map(float, coeffs), dtype=float, count=len(coeffs))
+    except OverflowError:
+        return np.array([_to_float(v, bits) for v in coeffs], dtype=float)
+    return np.ldexp(raw, -bits)
 
 
 def _to_float(v: int, bits: int) -> float:
