@@ -1,4 +1,4 @@
-"""The one file reader of certdp: capped, regular files only.
+"""The one file reader of certdp (capped, regular files only) and its one atomic writer.
 
 Every file certdp reads (certificates, keys, events, case and claim files, sweep specs, sweep
 manifests and outputs) goes through :func:`read_capped`. It opens without blocking (a FIFO with
@@ -8,12 +8,19 @@ under the reader), refuses a file whose size is above the cap before reading it,
 more than the cap plus one byte. Every refusal is one line naming the flag and the path, an
 InvalidArgument (exit 2; LimitExceeded for a file over the cap).
 
+Every file certdp writes (certificates, keys, sweep cells and manifests, reports) goes through
+:func:`write_atomic`: a temporary file created with O_EXCL beside the target, then a rename, with
+every step relative to one descriptor of the target's folder, and the target checked to be a
+regular file (or absent) right before the rename, not only before the write.
+
 It imports nothing of certdp but the error tree: the certificate verifier uses it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -85,3 +92,82 @@ def read_text(path: str | Path, what: str, limit: int) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InvalidArgument(f"{what}={fmt_value(str(path))} is not UTF-8 text") from None
+
+
+def _special(dfd: int | None, name: str) -> bool:
+    """Whether ``name`` (in the folder open as ``dfd``) is something other than a regular file, or
+    a symbolic link to one: a device, a FIFO, a socket, a folder. Absent (or a dangling link): False."""
+    try:
+        st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):  # the rename replaces the link, but its target is what was meant
+            st = os.stat(name, dir_fd=dfd)
+    except FileNotFoundError:
+        return False
+    return not stat.S_ISREG(st.st_mode)
+
+
+def write_atomic(path: str | Path, data: bytes, *, what: str = "out", mode: int = 0o644) -> None:
+    """Write ``data`` to ``path`` through a new temporary file in its folder and a rename.
+
+    Why each step: the folder is opened once and every later step is relative to that descriptor,
+    so a folder (or a link on the way to it) swapped during the write does not redirect the file;
+    the temporary name is random and created with O_CREAT | O_EXCL | O_NOFOLLOW, so a planted file
+    or link is never opened, and its mode is set before any data; the target is checked (lstat,
+    and stat through a link) before any temporary file is made and again right before the rename,
+    after the data is written and synced, so a device or FIFO that took the target's place during
+    the write is refused, not replaced (the old check came before the write: attack review).
+
+    Contract: ``path`` holds either its old content or all of one writer's ``data`` at ``mode``,
+    never a part or a mix; an existing ``path`` that is not a regular file (a device, a FIFO, a
+    folder, a link to one) is refused, never replaced: InvalidArgument ``WHAT=path is not a
+    regular file; give a file path``; an OSError becomes InvalidArgument ``WHAT=path cannot be
+    written (...)``; on every error no temporary file is left behind.
+    """
+    p = Path(path)
+    shown = f"{what}={fmt_value(str(path))}"
+    refused = InvalidArgument(f"{shown} is not a regular file; give a file path")
+    if not p.name or "\0" in str(path):
+        raise InvalidArgument(f"{shown} cannot be written (not a file path)")
+    # os.replace is renameat() where os.rename is (supports_dir_fd lists rename only)
+    at_fd = os.rename in os.supports_dir_fd and os.open in os.supports_dir_fd and os.stat in os.supports_dir_fd
+    try:
+        dfd = os.open(p.parent, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (OSError, ValueError) as exc:  # a missing or unreadable folder, a file in the way
+        raise InvalidArgument(f"{shown} cannot be written ({exc.__class__.__name__})") from None
+    # without *at() calls (not on this platform) the names are joined to the folder's path
+    rel, name = (dfd, p.name) if at_fd else (None, str(p))
+    tmp: str | None = None
+    try:
+        if _special(rel, name):  # /dev/null is refused before a temporary file is made in /dev
+            raise refused
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        for _ in range(16):  # a name taken by chance (or planted) is skipped, never opened
+            candidate = f".{p.name}.{secrets.token_hex(8)}.tmp"
+            candidate = candidate if at_fd else str(p.parent / candidate)
+            try:
+                fd = os.open(candidate, flags, 0o600, dir_fd=rel)
+            except FileExistsError:
+                continue
+            tmp = candidate
+            break
+        else:
+            raise FileExistsError("no free temporary name")
+        with os.fdopen(fd, "wb") as fh:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fh.fileno(), mode)  # exact, whatever the umask; before any data
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if _special(rel, name):  # the final check, right before the rename
+            raise refused
+        os.replace(tmp, name, src_dir_fd=rel, dst_dir_fd=rel)
+        tmp = None
+        with contextlib.suppress(OSError):  # make the rename durable (best effort)
+            os.fsync(dfd)
+    except OSError as exc:
+        raise InvalidArgument(f"{shown} cannot be written ({exc.__class__.__name__})") from None
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=rel)
+        os.close(dfd)

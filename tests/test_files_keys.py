@@ -79,7 +79,7 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: py
         atomic_write(tmp_path / "d", b"x")
     assert _leftovers(tmp_path, {"d"}) == []
 
-    def failing_replace(src: object, dst: object) -> None:  # the rename fails after the data is written
+    def failing_replace(src: object, dst: object, **_: object) -> None:  # the rename fails after the data is written
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("certdp.cert.crypto.os.replace", failing_replace)

@@ -10,14 +10,14 @@ import io
 import json
 import math
 import os
-import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 from certdp.audit.run import AuditResult, Row, relative_position
 from certdp.audit.verdict import VERDICTS
-from certdp.errors import InvalidArgument, Unsupported
+from certdp.errors import Unsupported
+from certdp.fileio import write_atomic as write_atomic_bytes
 
 KIND_TITLES = {
     "rdp": "Renyi divergence at given orders",
@@ -268,21 +268,11 @@ def _findings_html(result: AuditResult) -> str:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so
-    that no half-written file is ever left. Contract: the file holds all of ``text`` or is untouched;
-    InvalidArgument naming the path when it cannot be written."""
-    p = Path(path)
-    try:
-        fd, tmp = tempfile.mkstemp(dir=p.parent if str(p.parent) else ".", prefix=f".{p.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes the file private; a report is an ordinary file
-        os.replace(tmp, p)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)  # type: ignore[possibly-undefined]
-        except (OSError, NameError):
-            pass
-        raise InvalidArgument(f"html={path} cannot be written: {exc.strerror or exc}") from None
+    """Write ``text`` to ``path`` through certdp.fileio.write_atomic (a temporary file in the same
+    folder and a rename, the target checked to be a regular file right before it), so that no
+    half-written file is ever left and a device or FIFO is never replaced. Contract: the file holds
+    all of ``text`` or is untouched; InvalidArgument naming the path when it cannot be written."""
+    umask = os.umask(0)
+    os.umask(umask)
+    # a report is an ordinary file: the mode a plain open() would give it
+    write_atomic_bytes(path, text.encode("utf-8"), what="html", mode=0o666 & ~umask)

@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from certdp.cert.ed25519_points import public_key_problem
 from certdp.cert.strict_json import read_capped
 from certdp.errors import CertificateInvalid, CertificateMalformed, InvalidArgument, fmt_value
+from certdp.fileio import write_atomic
 
 
 def canonical_bytes(body: dict[str, Any]) -> bytes:
@@ -271,30 +272,14 @@ def _create_exclusive_direct(path: Path, data: bytes, mode: int) -> os.stat_resu
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o644) -> None:
-    """Write ``data`` to a new temporary file beside ``path``, then rename it: never half-written.
-
-    The temporary file has an unpredictable name and is created exclusively (tempfile.mkstemp), so
-    a symlink planted beside ``path`` never receives the data, and concurrent writers (threads or
-    processes) never share one; its mode is set before any data is written.
+    """Write ``data`` to a new temporary file beside ``path``, then rename it: never half-written
+    (certdp.fileio.write_atomic, the one writer: a temporary file created exclusively with an
+    unpredictable name, its mode set before any data, and the target checked right before the
+    rename).
 
     Contract: ``path`` holds either its old content or all of one writer's ``data``, never a part
     or a mix; ``path`` ends with ``mode``; on error no temporary file is left behind, and an
     OSError becomes InvalidArgument ``out=path cannot be written (...)``. An existing ``path`` that
     is not a regular file (a device, a FIFO, a directory) is refused, never replaced.
     """
-    if path.exists() and not path.is_file():  # the rename would replace /dev/null or a FIFO
-        raise InvalidArgument(f"out={fmt_value(str(path))} is not a regular file; give a file path")
-    try:
-        fd, tmp = _temp_beside(path, mode)
-    except (OSError, ValueError) as exc:  # read-only or missing folder, /dev/fd/N, a NUL: one line
-        raise InvalidArgument(f"out={fmt_value(str(path))} cannot be written ({exc.__class__.__name__})") from None
-    try:
-        _write_all(fd, data)
-        os.replace(tmp, path)
-    except BaseException as exc:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        if isinstance(exc, OSError):
-            raise InvalidArgument(f"out={fmt_value(str(path))} cannot be written ({exc.__class__.__name__})") from None
-        raise
-    _fsync_dir(path.parent)
+    write_atomic(path, data, what="out", mode=mode)
