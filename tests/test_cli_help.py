@@ -113,6 +113,7 @@ def test_the_reported_trap(capsys) -> None:
     # an event file stands for the mechanism
     assert help_flags(["eps", "--event", "e.json"], capsys) == {
         "event",
+        "relation",
         "delta",
         "via",
         "h",

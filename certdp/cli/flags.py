@@ -64,7 +64,7 @@ def _used_flags(args: argparse.Namespace) -> set[str]:
     if cmd in ("eps", "delta") and getattr(args, "event", None) is not None:
         # the event file describes the mechanism: its flags would be ignored
         query = "delta" if cmd == "eps" else "eps"
-        return {"event", query, "via", "h", "rel_width", "orders", "max_seconds"} | _PRECISION
+        return {"event", "relation", query, "via", "h", "rel_width", "orders", "max_seconds"} | _PRECISION
     if cmd == "gdp":
         return {"rho"} | _PRECISION
     if cmd == "convert":

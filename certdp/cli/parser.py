@@ -204,9 +204,17 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument(
                 "--event",
                 metavar="FILE",
-                help="a dp_accounting DpEvent in its JSON form instead of a mechanism (Gaussian, Laplace, "
-                "DiscreteLaplace, PoissonSampled Gaussian, SelfComposed, Composed and ZCDp events; "
-                "docs/integrations.md); the accountant follows the same rule as for a mechanism",
+                help="a dp_accounting DpEvent in its JSON form instead of a mechanism: every event of "
+                "dp_accounting 0.6 is certified or refused with its reason (table: docs/integrations.md); "
+                "an event of one pair follows the same rule as a mechanism, one of several parts or "
+                "directions (sampling without replacement, mixtures of Gaussians, randomized response, "
+                "Poisson-sampled Laplace) certdp's rule per part",
+            )
+            p.add_argument(
+                "--relation",
+                choices=("add_or_remove_one", "replace_one", "replace_special"),
+                help="with --event: dp_accounting's neighbouring relation (default add_or_remove_one; "
+                "sampling without replacement needs replace_one)",
             )
         else:
             p.add_argument("mechanism", help="mechanism name (kebab-case)")

@@ -159,7 +159,14 @@ def _event_pair(args: argparse.Namespace) -> tuple[PrivacyPair, dict[str, object
 
 def run_notion(args: argparse.Namespace) -> dict[str, object]:
     cmd = args.command
-    if getattr(args, "event", None) is not None:
+    if getattr(args, "event", None) is not None and cmd in ("eps", "delta"):
+        from certdp.cli.run_events import event_pair_or_doc, run_event_answer
+
+        one, doc, relation = event_pair_or_doc(args)
+        if one is None:  # several parts or directions: certdp.integrations.dp_events
+            return run_event_answer(args, doc, relation)
+        pair, inputs = one, {"mechanism": "dp_accounting-event", "event": args.event, "params": one.params()}
+    elif getattr(args, "event", None) is not None:
         pair, inputs = _event_pair(args)
     else:
         if args.mechanism is None:

@@ -153,7 +153,7 @@ def _class_of(obj: object) -> tuple[str, Callable[[str], Any], str]:
 _POSITIONAL = "dp_accounting's to_named_tuple form [module_name, class_name, field values...]"
 
 
-def _positional(items: list[Any]) -> dict[str, Any]:
+def _positional(items: list[Any], fields_of: Mapping[str, tuple[str, ...]] = FIELDS) -> dict[str, Any]:
     """The dict form of one event in dp_accounting's named-tuple form as JSON writes it: a list
     ``[module_name, class_name, *fields]`` with the fields in dp_accounting's order (FIELDS).
     Nested events are left as they are (see :func:`_normalized`)."""
@@ -163,9 +163,9 @@ def _positional(items: list[Any]) -> dict[str, Any]:
     module, name = items[0], items[1]
     if module not in MODULE_NAMES:
         raise invalid(f"{fmt_value(name)}.module_name", repr(module), f"must be {' or '.join(MODULE_NAMES)}")
-    if name not in FIELDS:
+    if name not in fields_of:
         raise _unsupported(name)
-    fields = FIELDS[name]
+    fields = fields_of[name]
     if len(items) != 2 + len(fields):
         raise InvalidArgument(
             f"{name} in {_POSITIONAL} has {len(items) - 2} field values, not {len(fields)} "
@@ -174,7 +174,9 @@ def _positional(items: list[Any]) -> dict[str, Any]:
     return {"module_name": module, "class_name": name, **dict(zip(fields, items[2:], strict=True))}
 
 
-def _normalized(obj: object, depth: int = 0, budget: _Budget | None = None) -> object:
+def _normalized(
+    obj: object, depth: int = 0, budget: _Budget | None = None, fields_of: Mapping[str, tuple[str, ...]] = FIELDS
+) -> object:
     """The dict form of an event given as JSON-like data (a dict or a positional list, nested in
     any mix, as dp_accounting's to_named_tuple serializes); anything else (a live event, a named
     tuple) unchanged. Only structure is converted: keys and values are checked by from_event."""
@@ -184,16 +186,16 @@ def _normalized(obj: object, depth: int = 0, budget: _Budget | None = None) -> o
     if depth > MAX_DEPTH:
         raise LimitExceeded(f"the event is nested more than {MAX_DEPTH} levels deep")
     budget.visit()
-    doc = _positional(obj) if isinstance(obj, list) else dict(obj)
-    fields = FIELDS.get(doc.get("class_name"), ())  # type: ignore[arg-type]
+    doc = _positional(obj, fields_of) if isinstance(obj, list) else dict(obj)
+    fields = fields_of.get(doc.get("class_name"), ())  # type: ignore[arg-type]
     if "event" in fields and "event" in doc:
-        doc["event"] = _normalized(doc["event"], depth + 1, budget)
+        doc["event"] = _normalized(doc["event"], depth + 1, budget, fields_of)
     if "events" in fields and isinstance(doc.get("events"), list):
         if len(doc["events"]) > MAX_EVENTS:  # the message of _walk's check
             raise LimitExceeded(
                 f"{doc['class_name']}.events has {len(doc['events'])} items: at most {MAX_EVENTS} are accounted"
             )
-        doc["events"] = [_normalized(e, depth + 1, budget) for e in doc["events"]]
+        doc["events"] = [_normalized(e, depth + 1, budget, fields_of) for e in doc["events"]]
     return doc
 
 
@@ -545,7 +547,12 @@ def _json_depth(doc: Any) -> int:
     return deepest
 
 
-def parse_event_json(text: str | bytes) -> dict[str, Any]:
+def parse_event_json(
+    text: str | bytes,
+    *,
+    fields_of: Mapping[str, tuple[str, ...]] | None = None,
+    check: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
     """Parse and validate the JSON form of a DpEvent (see the module docstring).
 
     Strict: UTF-8, at most MAX_JSON_BYTES bytes, unique keys, no NaN or Infinity, integers of at
@@ -554,7 +561,9 @@ def parse_event_json(text: str | bytes) -> dict[str, Any]:
     number is read as the Python float dp_accounting would hold; a string such as ``"1.1"`` or
     ``"1/3"`` as the exact rational (a certdp extension: dp_accounting cannot read such a
     document). The event is then validated fully, as :func:`from_event` reads it (class names,
-    fields, values, nesting and size).
+    fields, values, nesting and size). ``fields_of`` and ``check`` (None: FIELDS and
+    :func:`from_event`) widen the classes read, for a reader of more events
+    (certdp.integrations.dp_events.load_any_event).
 
     Contract: the parsed event in the dict form (positional lists converted), with ``from_event``
     known to accept it; else InvalidArgument (malformed, a duplicate key, an unknown or missing
@@ -588,12 +597,17 @@ def parse_event_json(text: str | bytes) -> dict[str, Any]:
         raise LimitExceeded(f"the event JSON is nested more than {2 * MAX_DEPTH + 2} levels deep")
     if not isinstance(doc, dict | list):
         raise InvalidArgument(f"the event JSON must be an object or a list ({_POSITIONAL}), not {type(doc).__name__}")
-    doc = _normalized(doc)
-    from_event(doc)
+    doc = _normalized(doc, fields_of=FIELDS if fields_of is None else fields_of)
+    (from_event if check is None else check)(doc)  # type: ignore[arg-type]
     return doc  # type: ignore[return-value]
 
 
-def load_event(path: str | Path) -> dict[str, Any]:
+def load_event(
+    path: str | Path,
+    *,
+    fields_of: Mapping[str, tuple[str, ...]] | None = None,
+    check: Callable[[dict[str, Any]], object] | None = None,
+) -> dict[str, Any]:
     """Read and validate a DpEvent JSON file (:func:`parse_event_json`).
 
     Contract: as :func:`parse_event_json`, every error prefixed ``event=PATH: ``; a file larger
@@ -601,7 +615,7 @@ def load_event(path: str | Path) -> dict[str, Any]:
     """
     data = read_capped(path, "event", MAX_JSON_BYTES)  # regular files only: /dev/zero is refused unread
     try:
-        return parse_event_json(data)
+        return parse_event_json(data, fields_of=fields_of, check=check)
     except (InvalidArgument, Unsupported) as exc:
         raise type(exc)(f"event={fmt_value(str(path))}: {exc}") from None
 

@@ -28,6 +28,7 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
@@ -356,6 +357,21 @@ def event_pairs(
     return out, w.nonprivate, w.notes
 
 
+def load_any_event(path: str | Path, relation: object = "add_or_remove_one") -> dict[str, Any]:
+    """Read a DpEvent JSON file of any dp_accounting 0.6 class (:data:`ALL_FIELDS`), in the dict or
+    positional form certdp.integrations.dp_accounting.parse_event_json reads (same strict JSON and
+    size limits), and check that certdp accounts for it under ``relation``.
+
+    Contract: the event's dict form, which :func:`event_pairs` (hence :func:`account_event`)
+    accepts under ``relation``; else one line prefixed ``event=PATH: `` (InvalidArgument for a
+    malformed file or value, Unsupported with the refusal's reason, LimitExceeded for size).
+    """
+    from certdp.integrations.dp_accounting import load_event
+
+    relation_name(relation)  # a bad relation is named before the file is read
+    return load_event(path, fields_of=ALL_FIELDS, check=lambda doc: event_pairs(doc, relation))
+
+
 @dataclass(frozen=True)
 class EventAnswer:
     """certdp's answer for one DpEvent (module docstring).
@@ -422,4 +438,13 @@ def account_event(
     return EventAnswer(quantity, "certified", max(lowers), upper, sides, reason, tuple(comps), tuple(notes))
 
 
-__all__ = ["ALL_FIELDS", "REFUSED", "RELATIONS", "EventAnswer", "account_event", "event_pairs", "relation_name"]
+__all__ = [
+    "ALL_FIELDS",
+    "REFUSED",
+    "RELATIONS",
+    "EventAnswer",
+    "account_event",
+    "event_pairs",
+    "load_any_event",
+    "relation_name",
+]
