@@ -10,6 +10,11 @@ Every case is a Poisson-subsampled Gaussian (DP-SGD: sampling rate ``q``, noise 
 * ``delta-pld``: delta at ``eps`` from the same (eps = 0: the membership-attack advantage, TV);
 * ``sigma``: the noise multiplier each peer calibrates to (``eps``, ``delta``) (no ``sigma`` given).
 
+A case whose check is ``eps-allocation`` is instead a random-allocation (balls-and-bins) Gaussian:
+each record is used in exactly 1 of the ``steps`` steps of each of ``epochs`` epochs, chosen
+uniformly at random (Feldman and Shenfeld, arXiv:2502.08202); it asks epsilon at ``delta`` (add
+and remove neighbours, the larger). It has no ``q`` and no other check.
+
 A case file is TOML (``[[case]]`` tables) or JSON (``{"case": [...]}`` or a list); numbers may be
 written as numbers or strings (``"1e-5"``), and a TOML float is read as the decimal it was
 written as (0.01 is 1/100, not the binary float nearest to it).
@@ -20,6 +25,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
@@ -29,7 +35,9 @@ from certdp.errors import InvalidArgument, fmt_value
 from certdp.fileio import read_text
 from certdp.pairs.params import exact_str, integer, real
 
-CHECKS = ("rdp", "eps-rdp", "eps-pld", "delta-pld", "sigma")
+CHECKS = ("rdp", "eps-rdp", "eps-pld", "delta-pld", "sigma", "eps-allocation")
+#: The check of a random-allocation case (the only check such a case may have).
+ALLOCATION = "eps-allocation"
 #: Orders compared by ``rdp`` when a case names none: fractional and integer, small and large.
 DEFAULT_ORDERS = ("1.5", "2", "2.5", "3", "4.5", "8", "16", "32")
 #: Most steps a case may compose (the RDP path handles any count; PLD references stop earlier).
@@ -41,10 +49,24 @@ MAX_CASE_SIGMA = Fraction(10**6)
 #: Smallest delta a case may ask about (below, every peer's float delta underflows anyway).
 MIN_CASE_DELTA = Fraction(1, 10**300)
 #: The peers a case may name in ``peers`` (the keys of certdp.audit.adapters.PEERS).
-PEER_NAMES = ("dp_accounting", "prv", "opacus", "autodp", "riskcal")
+PEER_NAMES = ("dp_accounting", "prv", "opacus", "autodp", "riskcal", "pld_accounting", "random_allocation")
 #: Most orders one case may list.
 MAX_CASE_ORDERS = 64
-_FIELDS = {"id", "q", "sigma", "steps", "delta", "eps", "orders", "checks", "pld_vdi", "prv_eps_error", "peers", "note"}
+_FIELDS = {
+    "id",
+    "q",
+    "sigma",
+    "steps",
+    "epochs",
+    "delta",
+    "eps",
+    "orders",
+    "checks",
+    "pld_vdi",
+    "prv_eps_error",
+    "peers",
+    "note",
+}
 
 
 @dataclass(frozen=True)
@@ -55,6 +77,8 @@ class Case:
     value-discretization interval asked of dp_accounting's PLD (None: its default);
     ``prv_eps_error`` the eps_error asked of the PRV accountants (Opacus, prv_accountant; None:
     0.01, Opacus's default); ``peers`` the only peers asked (empty: every peer of the run).
+    ``epochs`` is read only by a random-allocation case (check ``eps-allocation``), whose ``q``
+    is 1/steps: the chance that a record is used in a given step (it is not written out).
     """
 
     id: str
@@ -69,15 +93,21 @@ class Case:
     note: str = ""
     prv_eps_error: Fraction | None = None
     peers: tuple[str, ...] = field(default=())
+    epochs: int = 1
+
+    @property
+    def allocation(self) -> bool:
+        """Contract: True for a random-allocation case (check ``eps-allocation``)."""
+        return ALLOCATION in self.checks
 
     def to_dict(self) -> dict[str, object]:
         """Contract: exact decimal strings that :func:`case_from_dict` reads back to an equal Case."""
-        out: dict[str, object] = {
-            "id": self.id,
-            "q": exact_str(self.q),
-            "steps": self.steps,
-            "checks": list(self.checks),
-        }
+        out: dict[str, object] = {"id": self.id}
+        if not self.allocation:
+            out["q"] = exact_str(self.q)
+        out.update(steps=self.steps, checks=list(self.checks))
+        if self.allocation:
+            out["epochs"] = self.epochs
         for name in ("sigma", "delta", "eps", "pld_vdi", "prv_eps_error"):
             value = getattr(self, name)
             if value is not None:
@@ -92,7 +122,7 @@ class Case:
 
     def label(self) -> str:
         """Contract: a short human description (no enclosure)."""
-        parts = [f"q={exact_str(self.q)}"]
+        parts = [f"random allocation epochs={self.epochs}"] if self.allocation else [f"q={exact_str(self.q)}"]
         if self.sigma is not None:
             parts.append(f"sigma={exact_str(self.sigma)}")
         parts.append(f"steps={self.steps}")
@@ -141,12 +171,23 @@ def case_from_dict(raw: object, where: str) -> Case:
     def opt_real(f: str, **bounds: object) -> Fraction | None:
         return None if raw.get(f) is None else real(name(f), _number(raw[f]), **bounds)  # type: ignore[arg-type]
 
-    if "q" not in raw or "steps" not in raw:
+    allocation = isinstance(raw.get("checks"), list) and ALLOCATION in raw["checks"]
+    if "steps" not in raw or ("q" not in raw and not allocation):
         raise InvalidArgument(f"{where}: q and steps are required")
-    q = real(name("q"), _number(raw["q"]), gt=0, le=1)  # type: ignore[arg-type]
     steps = integer(name("steps"), _number(raw["steps"]), ge=1)  # type: ignore[arg-type]
     if steps > MAX_CASE_STEPS:
         raise InvalidArgument(f"{name('steps')}={steps} must be <= {MAX_CASE_STEPS}")
+    if allocation:
+        _allocation_fields(raw, name)
+        q = Fraction(1, steps)  # random allocation uses a record in a given step with chance 1/steps
+        epochs = integer(name("epochs"), _number(raw.get("epochs", 1)), ge=1)  # type: ignore[arg-type]
+        if steps * epochs > MAX_CASE_STEPS:
+            raise InvalidArgument(f"{name('epochs')}={epochs}: steps x epochs must be <= {MAX_CASE_STEPS}")
+    else:
+        if "epochs" in raw:
+            raise InvalidArgument(f"{name('epochs')} is read only by a random-allocation case (check {ALLOCATION!r})")
+        q = real(name("q"), _number(raw["q"]), gt=0, le=1)  # type: ignore[arg-type]
+        epochs = 1
     sigma = opt_real("sigma", ge=MIN_CASE_SIGMA, le=MAX_CASE_SIGMA)
     delta = opt_real("delta", ge=MIN_CASE_DELTA, lt=1)
     eps = opt_real("eps", ge=0, le=10**4)
@@ -166,7 +207,7 @@ def case_from_dict(raw: object, where: str) -> Case:
         raise InvalidArgument(f"{name('note')}={fmt_value(note)} must be a string")
     # each check's inputs, named when missing
     needs = {"rdp": ("sigma",), "eps-rdp": ("sigma", "delta"), "eps-pld": ("sigma", "delta")}
-    needs.update({"delta-pld": ("sigma", "eps"), "sigma": ("eps", "delta")})
+    needs.update({"delta-pld": ("sigma", "eps"), "sigma": ("eps", "delta"), ALLOCATION: ("sigma", "delta")})
     given = {"sigma": sigma, "delta": delta, "eps": eps}
     for c in checks:
         for f in needs[c]:
@@ -180,7 +221,23 @@ def case_from_dict(raw: object, where: str) -> Case:
         raise InvalidArgument(f"{name('checks')}: 'sigma' (a calibration) cannot be combined with other checks")
     if "rdp" in checks and not orders:
         raise InvalidArgument(f"{name('orders')} must list at least one order for the check 'rdp'")
-    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note, prv_eps_error, peers)
+    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note, prv_eps_error, peers, epochs)
+
+
+def _allocation_fields(raw: dict[str, object], name: Callable[[str], str]) -> None:
+    """Refuse the fields a random-allocation case does not read, and any other check beside it
+    (the Poisson checks are quantities of another sampling scheme)."""
+    checks = raw["checks"]
+    if checks != [ALLOCATION]:
+        raise InvalidArgument(
+            f"{name('checks')}: {ALLOCATION!r} (random allocation) cannot be combined with other checks"
+        )
+    for f in ("q", "orders", "pld_vdi", "prv_eps_error", "eps"):
+        if f in raw:
+            raise InvalidArgument(
+                f"{name(f)}={fmt_value(raw[f])} is not read by a random-allocation case (each record is used in 1 "
+                "of the steps of each epoch)"
+            )
 
 
 def parse_cases(text: str, fmt: str, source: str) -> tuple[Case, ...]:

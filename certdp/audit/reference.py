@@ -16,7 +16,10 @@ add divergences), or one side of it when certdp can certify only that side:
 * ``sigma-rdp`` / ``sigma-pld``: the smallest noise multiplier meeting (eps, delta) under the
   conversion above (peer's orders) or exactly (PLD): [a sigma proved to miss, a sigma proved to
   meet]; eps is nonincreasing in sigma (each Renyi divergence and the hockey-stick divergence are),
-  so the smallest meeting sigma lies in that interval.
+  so the smallest meeting sigma lies in that interval;
+* ``eps-allocation``: the exact eps(delta) of random allocation (each record in 1 of t steps per
+  epoch, E epochs; Feldman and Shenfeld, arXiv:2502.08202), both ends proved by
+  certdp.notions.allocation_dp.
 """
 
 from __future__ import annotations
@@ -223,6 +226,29 @@ def delta_pld_reference(
     what = f"exact delta at eps={exact_str(eps)} (PLD lattice bounds, both ends proved)"
     pair = _pair(q, sigma, steps)
     return _exact_or_rdp(what, pair, steps, rel_width, {"eps": eps}, lambda: rdp_delta(pair, eps).enclosure.upper)
+
+
+def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fraction) -> Reference:
+    """Contract: [lower, upper] contains the exact eps(delta) of random allocation with the Gaussian
+    mechanism: each record in 1 of ``steps`` steps per epoch, ``epochs`` epochs, add and remove
+    neighbours (the larger); both ends proved by certdp.notions.allocation_dp.allocation_eps_bounds
+    (docs/math.md, random allocation). When that module is not available, or refuses, both ends are
+    None and the reason says so: the verdict is inconclusive, never a pass."""
+    what = (
+        f"exact epsilon at delta={exact_str(delta)} of random allocation (1 of {steps} steps per epoch, "
+        f"{epochs} epoch{'s' * (epochs != 1)}; add and remove, the larger)"
+    )
+
+    def run() -> tuple[Fraction | None, Fraction | None, str]:
+        try:
+            from certdp.notions.allocation_dp import allocation_eps_bounds
+        except ImportError as exc:
+            return None, None, f"reference not available: certdp.notions.allocation_dp cannot be imported ({exc})"
+        res = allocation_eps_bounds(sigma, steps, epochs, delta, direction="both")
+        enc = getattr(res, "enclosure", res)  # a result object holding an Enclosure, or the Enclosure
+        return Fraction(enc.lower), Fraction(enc.upper), ""
+
+    return _timed(what, run)
 
 
 def _decimal_mid(lo: Fraction, hi: Fraction) -> Fraction:

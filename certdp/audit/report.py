@@ -26,6 +26,7 @@ KIND_TITLES = {
     "delta-pld": "delta(eps) and attack advantage (against the exact delta)",
     "sigma-rdp": "calibrated sigma, RDP accountants",
     "sigma-pld": "calibrated sigma, exact accounting",
+    "eps-allocation": "random-allocation epsilon, both ends of the peers' bands (against the exact epsilon)",
 }
 COLORS = {
     "UNSOUND": "#d62828",
@@ -35,7 +36,15 @@ COLORS = {
     "conservative": "#2b6cb0",
     "inconclusive": "#888888",
 }
-MARKERS = {"dp_accounting": "o", "prv": "s", "opacus": "D", "autodp": "^", "riskcal": "v"}
+MARKERS = {
+    "dp_accounting": "o",
+    "prv": "s",
+    "opacus": "D",
+    "autodp": "^",
+    "riskcal": "v",
+    "pld_accounting": "P",
+    "random_allocation": "X",
+}
 
 
 def _where(row: Row) -> str:
@@ -46,7 +55,10 @@ def _where(row: Row) -> str:
 def _finding(f: dict[str, object]) -> str:
     order = f" alpha={f['order']}" if "order" in f else ""
     rel = "" if f["relative"] is None else f" ({float(f['relative']):.3g} relative)"  # type: ignore[arg-type]
-    return f"{f['peer']} {f['method']} at {f['case']}{order}: {f['value']} < certified lower end {f['lower']}{rel}"
+    where = f"{f['peer']} {f['method']} at {f['case']}{order}"
+    if f.get("side") == "lower":  # a peer's lower bound above the truth
+        return f"{where}: lower bound {f['value']} > certified upper end {f['upper']}{rel}"
+    return f"{where}: {f['value']} < certified lower end {f['lower']}{rel}"
 
 
 def headline(result: AuditResult) -> list[str]:
@@ -59,7 +71,8 @@ def headline(result: AuditResult) -> list[str]:
     roundoff: dict[str, object] = f["roundoff"]  # type: ignore[assignment]
     lines = [
         f"UNSOUND: {len(unsound)} value{'s' * (len(unsound) != 1)} below the certified lower end of the same "
-        "quantity by more than the float error of the peer's method" + (":" if unsound else " (no violation found).")
+        "quantity (a peer's lower bound: above the upper end) by more than the float error of the peer's method"
+        + (":" if unsound else " (no violation found).")
     ]
     lines += [f"  {_finding(x)}" for x in unsound]
     if estimates:

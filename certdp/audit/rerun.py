@@ -46,15 +46,18 @@ def rerun_row(record: dict[str, object], adapter: Adapter | None = None) -> floa
 def rejudge(record: dict[str, object], value: float, steps: int, orders: tuple[Fraction, ...] = ()) -> Judgement:
     """Contract: certdp.audit.verdict.judge of ``value`` against the row's recorded ends (exact
     Fractions of their decimals), with the report's slack, the roundoff tolerance of the row's
-    quantity at ``steps`` (and ``orders``, the peer's RDP orders for eps-rdp) and its estimate
-    mark."""
+    quantity at ``steps`` (and ``orders``, the peer's RDP orders for eps-rdp), its estimate
+    mark and its side (a lower bound is judged mirrored)."""
     f = lambda x: None if x is None else Fraction(str(x))  # noqa: E731
     ref = Reference(str(record.get("compared", "")), f(record.get("lower")), f(record.get("upper")), 0.0)
     order = f(record.get("order"))
     kind = str(record.get("kind"))
     v = Fraction(value) if math.isfinite(value) else Fraction(0)
     tol = tolerance(kind, v, steps, order, orders if kind == "eps-rdp" else ())
-    return judge(value, ref, FLOAT_SLACK, tol.bound, bool(record.get("estimate")))
+    side = record.get("side", "upper")
+    if side not in ("upper", "lower"):
+        raise InvalidArgument(f"row {record.get('case')} {record.get('peer')}: side={side!r} must be upper or lower")
+    return judge(value, ref, FLOAT_SLACK, tol.bound, bool(record.get("estimate")), str(side))
 
 
 def rerun_report(
@@ -72,7 +75,8 @@ def rerun_report(
     cases = report.get("cases")
     if not isinstance(rows, list) or not isinstance(cases, list):
         raise InvalidArgument("report: rows and cases must be lists (the --json output of certdp audit)")
-    steps = {c.get("id"): int(c.get("steps", 1)) for c in cases if isinstance(c, dict)}
+    # compositions per case (the tolerance's n): a random-allocation case composes steps x epochs times
+    steps = {c.get("id"): int(c.get("steps", 1)) * int(c.get("epochs", 1)) for c in cases if isinstance(c, dict)}
     adapters: dict[str, Adapter | None] = {}
     out: list[dict[str, object]] = []
     skipped: dict[str, str] = {}

@@ -17,6 +17,7 @@ from certdp.audit.reference import (
     PLD_REL_WIDTH,
     Reference,
     delta_pld_reference,
+    eps_allocation_reference,
     eps_pld_reference,
     eps_rdp_reference,
     rdp_reference,
@@ -60,6 +61,8 @@ class Row:
         }
         if p.estimate:
             rec["estimate"] = True
+        if p.side != "upper":
+            rec["side"] = p.side  # a lower bound: judged mirrored (certdp.audit.verdict.judge_lower)
         if p.order is not None:
             rec["order"] = exact_str(p.order)
         if p.error:
@@ -74,7 +77,8 @@ class Row:
 
     def brief(self) -> dict[str, object]:
         """Contract: where the row is and how far off (case, peer, method, kind, order, value,
-        certified lower end, relative distance, quantity compared): a finding's record."""
+        certified lower end, relative distance, quantity compared): a finding's record; a peer's
+        lower bound (side "lower") adds its side and the certified upper end."""
         p, j = self.peer, self.judgement
         out: dict[str, object] = {"case": self.case.id, "peer": p.peer, "method": p.method, "kind": p.kind}
         if p.order is not None:
@@ -85,6 +89,8 @@ class Row:
             relative=None if j.relative is None else _float_text(j.relative),
             compared=self.reference.quantity,
         )
+        if p.side != "upper":
+            out.update(side=p.side, upper=self.reference.to_dict()["upper"])
         return out
 
 
@@ -203,6 +209,10 @@ class References:
             key = ("sigma-rdp", q, n, case.eps, case.delta, pv.orders, pv.conversion)
             guess = pv.value if math.isfinite(pv.value) else 1.0
             make = lambda: sigma_rdp_reference(q, n, case.eps, case.delta, pv.orders, pv.conversion, guess)  # type: ignore[arg-type]  # noqa: E731
+        elif pv.kind == "eps-allocation":
+            assert s is not None and case.delta is not None
+            key = ("eps-allocation", s, n, case.epochs, case.delta)
+            make = lambda: eps_allocation_reference(s, n, case.epochs, case.delta)  # type: ignore[arg-type]  # noqa: E731
         elif pv.kind == "sigma-pld":
             assert case.eps is not None and case.delta is not None
             key = ("sigma-pld", q, n, case.eps, case.delta)
@@ -243,7 +253,8 @@ def run_audit(
             for pv in adapter.evaluate(case):
                 ref = refs.for_value(case, pv)
                 tol = row_tolerance(case, pv)
-                rows.append(Row(case, pv, ref, judge(pv.value, ref, slack, tol.bound, pv.estimate), tol))
+                judgement = judge(pv.value, ref, slack, tol.bound, pv.estimate, pv.side)
+                rows.append(Row(case, pv, ref, judgement, tol))
             done += 1
     if progress:
         progress("done", 1.0)
@@ -253,9 +264,10 @@ def run_audit(
 
 def row_tolerance(case: Case, pv: PeerValue) -> Tolerance:
     """Contract: certdp.audit.tolerance.tolerance of the value's quantity at the case's steps (a
-    non-finite value gets the bound of 0: it is judged without one)."""
+    non-finite value gets the bound of 0: it is judged without one); a random-allocation case
+    composes steps x epochs times."""
     value = Fraction(pv.value) if math.isfinite(pv.value) else Fraction(0)
-    return tolerance(pv.kind, value, case.steps, pv.order, pv.orders)
+    return tolerance(pv.kind, value, case.steps * case.epochs, pv.order, pv.orders)
 
 
 def relative_position(value: float, ref: Reference) -> float | None:

@@ -23,6 +23,10 @@ violation or float noise depends on how the peer computes it:
   upper bound, and masses lost to noise at the scale of delta (about steps * 2^-52 of the total
   mass: 2.2e-12 at 10^4 steps, more than delta = 1e-12) are a broken promise, not roundoff in the
   printed number.
+* ``eps-allocation`` (random allocation: pld-accounting, random-allocation): the peer composes
+  one epoch's loss distribution ``epochs`` times and builds that epoch from ``steps`` convolutions,
+  so the same rule as eps-pld with n = steps x epochs compositions (run.row_tolerance passes it);
+  for a peer's lower end (side "lower") the bound is how far ABOVE the certified upper end it may lie.
 * ``sigma-rdp`` / ``sigma-pld`` (calibrations): no allowance beyond the verdict's float slack. A
   calibration returns the end of its bracket that its own accountant accepted; a sigma below a
   sigma that certdp proves to miss the target is a finding.
@@ -50,6 +54,7 @@ RULES = {
     "the conversion's rounding",
     "eps-pld": "steps x 2^-52 x |value|: one ulp per FFT composition of the returned value",
     "delta-pld": "steps x 2^-52 x |value|: one ulp per FFT composition of the returned value",
+    "eps-allocation": "steps x epochs x 2^-52 x |value|: one ulp per convolution of the returned value",
     "sigma-rdp": "none beyond the float slack: a calibration returns a sigma its own accountant accepted",
     "sigma-pld": "none beyond the float slack: a calibration returns a sigma its own accountant accepted",
 }
@@ -84,7 +89,7 @@ def tolerance(
     Contract: an exact bound >= 0; 0 for an unknown kind or for sigma calibrations; for rdp,
     2^-40 (steps/(order-1) + |value|); for eps-rdp, the same with the smallest of ``orders`` (1.1
     when ``orders`` is empty: a conversion over all real orders); for eps-pld and delta-pld,
-    steps 2^-52 |value|."""
+    steps 2^-52 |value| (eps-allocation: ``steps`` is steps x epochs)."""
     v = abs(value)
     n = max(1, steps)
     if kind == "rdp" and order is not None and order > 1:
@@ -93,7 +98,7 @@ def tolerance(
         gap = min(orders) - 1 if orders else REAL_ORDERS_GAP
         if gap > 0:
             return Tolerance(SERIES_ULPS * ULP * (n / gap + v), RULES["eps-rdp"])
-    if kind in ("eps-pld", "delta-pld"):
+    if kind in ("eps-pld", "delta-pld", "eps-allocation"):
         return Tolerance(n * ULP * v, RULES[kind])
     if kind in RULES:
         return Tolerance(Fraction(0), RULES[kind])

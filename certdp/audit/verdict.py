@@ -18,6 +18,12 @@ divergence, a noise multiplier a peer says suffices), so:
   (the reason is given), or the peer returned NaN or failed.
 
 A peer's +inf is conservative (no claim at all) with an infinite excess.
+
+A peer that reports a two-sided band (pld-accounting's random-allocation epsilon, say) promises
+that its LOWER end is at most the true value. Such a value is judged with ``side="lower"``, the
+mirror image: ``UNSOUND`` above the certified UPPER end by more than the float error (the band
+excludes the truth), ``roundoff`` above it by no more, ``conservative`` below the certified lower
+end (a sound, loose lower bound), ``exact`` inside.
 """
 
 from __future__ import annotations
@@ -64,6 +70,7 @@ def judge(
     slack: Fraction = FLOAT_SLACK,
     roundoff: Fraction = Fraction(0),
     estimate: bool = False,
+    side: str = "upper",
 ) -> Judgement:
     """Contract: below = value < ref.lower - slack |value| with ref.lower certified; below and
     value >= ref.lower - slack |value| - ``roundoff`` (the peer's float error,
@@ -71,7 +78,12 @@ def judge(
     the peer documents as an estimate), else UNSOUND (-inf included); conservative only if
     value > ref.upper + slack |value| (+inf included); exact only if both ends are certified and
     value lies within them up to the slack; inconclusive otherwise. The comparisons are exact (a
-    float's exact rational value, or an exact Fraction, against exact ends)."""
+    float's exact rational value, or an exact Fraction, against exact ends). With ``side="lower"``
+    (the value is a peer's lower bound on the quantity) the judgement is :func:`judge_lower`."""
+    if side == "lower":
+        return judge_lower(value, ref, slack, roundoff, estimate)
+    if side != "upper":
+        raise ValueError(f"side={side!r} must be 'upper' or 'lower'")
     lo, hi = ref.lower, ref.upper
     if lo is None and hi is None:
         return Judgement("inconclusive", None, ref.reason or "no certified reference")
@@ -103,6 +115,60 @@ def judge(
         )
     if hi is not None and v > hi + room:
         return Judgement("conservative", _rel(v - hi, hi), "above the certified upper end")
+    if lo is not None and hi is not None:
+        return Judgement("exact", None, "inside the certified enclosure")
+    side = "lower" if hi is None else "upper"
+    return Judgement("inconclusive", None, f"only the {side} side is certified: {ref.reason}")
+
+
+def judge_lower(
+    value: float | Fraction,
+    ref: Reference,
+    slack: Fraction = FLOAT_SLACK,
+    roundoff: Fraction = Fraction(0),
+    estimate: bool = False,
+) -> Judgement:
+    """The verdict on a value a peer promises to be at most the true quantity (a lower bound).
+
+    Contract: the mirror of :func:`judge`: above = value > ref.upper + slack |value| with
+    ref.upper certified; above by no more than ``roundoff`` gives roundoff; above by more gives
+    estimate when ``estimate``, else UNSOUND (+inf included; relative (value - upper)/upper);
+    conservative only if value < ref.lower - slack |value| (-inf included; relative
+    (lower - value)/lower); exact only inside both certified ends; inconclusive otherwise (NaN,
+    no reference, or the value on the uncertified side). Exact comparisons."""
+    lo, hi = ref.lower, ref.upper
+    if lo is None and hi is None:
+        return Judgement("inconclusive", None, ref.reason or "no certified reference")
+    if not isinstance(value, Fraction):
+        if not isinstance(value, float | int) or isinstance(value, bool) or math.isnan(value):
+            return Judgement("inconclusive", None, f"the peer returned {value!r}")
+        if value == -math.inf:
+            if lo is not None:
+                return Judgement("conservative", math.inf, "the peer's lower bound is -inf")
+            return Judgement("inconclusive", None, "the peer's lower bound is -inf; " + ref.reason)
+        if value == math.inf:
+            if hi is not None:
+                verdict = "estimate" if estimate else "UNSOUND"
+                return Judgement(verdict, math.inf, "the peer's lower bound is inf")
+            return Judgement("inconclusive", None, ref.reason)
+    v = Fraction(value)
+    room = slack * abs(v)
+    if hi is not None and v > hi + room:
+        rel = _rel(v - hi, hi)
+        if v <= hi + room + roundoff:
+            return Judgement(
+                "roundoff", rel, "a lower bound above the certified upper end by no more than the float error"
+            )
+        if estimate:
+            return Judgement("estimate", rel, "a lower bound above the certified upper end: an estimate by design")
+        return Judgement(
+            "UNSOUND",
+            rel,
+            "a lower bound above the certified upper end by more than the float error of the peer's method: "
+            "the peer's band excludes the true value",
+        )
+    if lo is not None and v < lo - room:
+        return Judgement("conservative", _rel(lo - v, lo), "a lower bound below the certified lower end (loose)")
     if lo is not None and hi is not None:
         return Judgement("exact", None, "inside the certified enclosure")
     side = "lower" if hi is None else "upper"

@@ -35,6 +35,8 @@ PEERS: dict[str, tuple[str, str]] = {
     "opacus": ("certdp.audit.adapters.opacus", "opacus"),
     "autodp": ("certdp.audit.adapters.autodp", "autodp"),
     "riskcal": ("certdp.audit.adapters.riskcal", "riskcal"),
+    "pld_accounting": ("certdp.audit.adapters.pld_accounting", "pld-accounting"),
+    "random_allocation": ("certdp.audit.adapters.random_allocation", "random-allocation"),
 }
 
 
@@ -45,7 +47,7 @@ class PeerMissing(Unsupported):
 @dataclass(frozen=True)
 class PeerValue:
     """One number a peer reported. ``kind`` names the reference it is held against (rdp, eps-rdp,
-    eps-pld, delta-pld, sigma-rdp, sigma-pld: certdp.audit.reference); ``order`` (rdp),
+    eps-pld, delta-pld, sigma-rdp, sigma-pld, eps-allocation: certdp.audit.reference); ``order`` (rdp),
     ``orders`` and ``conversion`` (eps-rdp, sigma-rdp: the peer's own orders and RDP-to-DP
     conversion, "cks" or "basic") make that reference the SAME quantity; ``seconds`` is the wall
     time of the peer call; ``error`` is set (and value NaN) when the peer raised."""
@@ -67,6 +69,10 @@ class PeerValue:
     #: the peer call that produced the value: {"function": name, "args": {...}, "defaults": {...}}
     #: (:meth:`Adapter.replay` runs it again)
     call: dict[str, object] | None = None
+    #: what the peer promises: "upper" (value >= the truth: every accountant's guarantee) or
+    #: "lower" (value <= the truth: the lower end of a peer's two-sided band), judged mirrored
+    #: (certdp.audit.verdict.judge_lower)
+    side: str = "upper"
 
 
 #: How many call_peer calls are running (a record they capture is not counted again outside).
