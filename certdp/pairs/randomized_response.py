@@ -47,6 +47,15 @@ def finite_loss_tail(masses: Masses, ell: Ball) -> tuple[Ball, Ball]:
         if q == 0:  # loss +inf: always above ell
             p_tail += p
             continue
+        if p == q:
+            # loss exactly 0 (the replace_one outcomes that neither record favours): decided
+            # exactly, since a ball of p - q e^ell straddles 0 at the lattice point ell = 0 and
+            # counted the whole mass as open there (a composed delta upper end of 2218 at 10 steps)
+            if ell < 0:
+                p_tail, q_tail = p_tail + p, q_tail + q
+            elif not ell >= 0:
+                p_open, q_open = p_open + p, q_open + q
+            continue
         diff = to_ball(p) - to_ball(q) * e
         if diff > 0:
             p_tail, q_tail = p_tail + p, q_tail + q
