@@ -632,6 +632,49 @@ def _combine(j_lo: int, r: list[Ball], e: int, eta: float, tick: Tick = _no_tick
     return acc, acc + dropped, kept
 
 
+def epoch_grid_masses(
+    pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Progress | None = None
+) -> tuple[int, list[Ball]]:
+    """Steps (i)-(iii) of the module docstring: (j_lo, r), r[i] the mass of one epoch's ratio at
+    the grid point e^{(j_lo + i) eta} (upper side: after the mean-keeping splits; lower side: after
+    the grouping post-processing). Call inside ``workprec(grid.prec)``; :func:`tv_bound` and the
+    hockey-stick bounds of certdp.notions.allocation_dp share it.
+
+    Contract: side="upper": for every g concave and nondecreasing in each epoch factor with
+    g >= 0, E_Q g(L_1, ..., L_E) >= sum over the E-fold product of r of g at the grid points
+    (mass outside r is lost; it includes, for schemes 2 and 3, the part split onto L = 0);
+    side="lower": r is the law of grid values g(o_e) >= E_Q[L_e | o_e] of a post-processing of
+    one epoch, restricted to kept outcomes. Proof: module docstring (docs/math.md §9.6-9.7).
+    """
+    if side not in ("upper", "lower"):
+        raise InvalidArgument(f"side={side} must be upper or lower")
+    if grid.l_max * pair.steps / grid.h > MAX_POINTS:
+        raise invalid("l_max", grid.l_max, f"gives more than {MAX_POINTS} epoch-sum atoms l_max M/h at M={pair.steps}")
+    note = progress or (lambda what, frac: None)
+    t = 1 / to_ball(pair.sigma)
+    # each phase also calls note(phase, frac) from inside its loops, every TICK_SECONDS or so
+    note("step lattice", 0.0)
+    tick = _ticker(note, "step lattice", 0.0, 0.3)
+    tf = 1 / float(pair.sigma)
+    if side == "upper":
+        if grid.scheme == 1:
+            p = _step_masses_upper(t, grid.h, grid.cap, tick)
+        else:
+            p = _step_masses_upper2(t, tf, grid, tick)
+    else:
+        top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
+        tail_k = grid.tail_k if grid.scheme >= 2 else 0.0
+        p = _step_masses_lower(t, tf, grid.h, grid.cap, tail_k, grid.scheme, top, tick)
+    note("epoch sum", 0.3)
+    i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side, tf, _ticker(note, "epoch sum", 0.3, 0.7))
+    note("log grid", 0.7)
+    tick = _ticker(note, "log grid", 0.7, 0.85)
+    l_min = None if grid.scheme == 1 else grid.l_min  # scheme 1: bit for bit as written
+    if side == "upper":
+        return _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
+    return _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
+
+
 def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Progress | None = None) -> TVBound:
     """Certified bound on TV(P^E, Q^E) of random allocation on ``grid``.
 
@@ -645,34 +688,10 @@ def tv_bound(pair: RandomAllocation, grid: LatticeGrid, side: str, progress: Pro
     """
     if side not in ("upper", "lower"):
         raise InvalidArgument(f"side={side} must be upper or lower")
-    if grid.l_max * pair.steps / grid.h > MAX_POINTS:
-        raise invalid("l_max", grid.l_max, f"gives more than {MAX_POINTS} epoch-sum atoms l_max M/h at M={pair.steps}")
     start = time.perf_counter()
     note = progress or (lambda what, frac: None)
     with workprec(grid.prec):
-        t = 1 / to_ball(pair.sigma)
-        # each phase also calls note(phase, frac) from inside its loops, every TICK_SECONDS or so
-        note("step lattice", 0.0)
-        tick = _ticker(note, "step lattice", 0.0, 0.3)
-        tf = 1 / float(pair.sigma)
-        if side == "upper":
-            if grid.scheme == 1:
-                p = _step_masses_upper(t, grid.h, grid.cap, tick)
-            else:
-                p = _step_masses_upper2(t, tf, grid, tick)
-        else:
-            top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
-            tail_k = grid.tail_k if grid.scheme >= 2 else 0.0
-            p = _step_masses_lower(t, tf, grid.h, grid.cap, tail_k, grid.scheme, top, tick)
-        note("epoch sum", 0.3)
-        i_min, s, big_h = _epoch_sum(p, pair.steps, grid, side, tf, _ticker(note, "epoch sum", 0.3, 0.7))
-        note("log grid", 0.7)
-        tick = _ticker(note, "log grid", 0.7, 0.85)
-        l_min = None if grid.scheme == 1 else grid.l_min  # scheme 1: bit for bit as written
-        if side == "upper":
-            j_lo, r = _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
-        else:
-            j_lo, r = _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
+        j_lo, r = epoch_grid_masses(pair, grid, side, progress)
         note("epochs", 0.85)
         a_low, a_up, kept = _combine(j_lo, r, pair.epochs, grid.eta, _ticker(note, "epochs", 0.85, 1.0))
         lost = 1 - kept
