@@ -1,0 +1,160 @@
+"""Random allocation (eps, delta): certdp's certified epsilon beside pld-accounting's and
+random-allocation's floats, from one run.
+
+Run: python benchmarks/bench_allocation_eps.py [--rows T:E:SIGMA,...] [--delta D] [--no-random-allocation]
+     (needs pip install "certdp[audit]"; a peer that is not installed is left out)
+
+Each record is used in 1 of T steps per epoch, for E epochs, with Gaussian noise SIGMA (add and
+remove neighbours, the larger epsilon). Per row it prints: the setting; certdp's certified
+[lower, upper] (certdp.notions.allocation_dp.allocation_eps_bounds, both ends proved, default
+relative width 1e-3), its relative width and time; pld-accounting's default two-sided
+``gaussian_allocation_epsilon_range`` (Feldman and Shenfeld, arXiv:2602.17284) and
+random-allocation's ``allocation_epsilon_combined`` upper bound (with its one-epoch
+``allocation_epsilon_lower_bound``; arXiv:2502.08202), each value marked inside / ABOVE / BELOW
+certdp's enclosure (exact comparison of the float with the rational ends), the peer's time and
+the time ratio certdp / peer. A peer's upper end BELOW, or its lower end ABOVE, is a value the
+certified enclosure refutes. The calls run one after the other in one process.
+
+One measured run: 2026-12-05 09:24-09:36 UTC, `python benchmarks/bench_allocation_eps.py` (default
+rows, delta 1e-5), pld-accounting 2.0, random-allocation 1.0.5, numpy 2.1.3, python 3.11.7, on 2
+cores shared with three other sessions' jobs (load average 4.0 at the start and at the end):
+
+    delta = 1e-5; load average at the start: 4.04
+    T=10    E=1   sigma=1     certdp [2.1888133, 2.1888555] width 1.93e-05 3.0 s
+        pld-accounting (lower, upper): 2.1661686 BELOW, 2.2089584 ABOVE; 2.0 s; certdp/peer time 1.45
+        random-allocation (upper, lower): 2.5755298 ABOVE, 2.1817186 BELOW; 6.3 s; certdp/peer time 0.47
+    T=100   E=1   sigma=1     certdp [0.62092128, 0.62094954] width 4.55e-05 4.0 s
+        pld-accounting (lower, upper): 0.60850961 BELOW, 0.63565198 ABOVE; 1.4 s; certdp/peer time 2.87
+        random-allocation (upper, lower): 1.0297781 ABOVE, 0.5810243 BELOW; 6.6 s; certdp/peer time 0.61
+    T=1000  E=1   sigma=1     certdp [0.13880001, 0.13884973] width 3.58e-04 11.9 s
+        pld-accounting (lower, upper): 0.13637359 BELOW, 0.14218229 ABOVE; 31.5 s; certdp/peer time 0.38
+        random-allocation (upper, lower): 0.2367675 ABOVE, 0.076641805 BELOW; 4.6 s; certdp/peer time 2.57
+    T=10    E=10  sigma=2     certdp [2.1419935, 2.1420762] width 3.86e-05 4.8 s
+        pld-accounting (lower, upper): 2.0982745 BELOW, 2.1848169 ABOVE; 1.2 s; certdp/peer time 3.93
+        random-allocation (upper): 2.3313574 ABOVE; 1.1 s; certdp/peer time 4.21
+    T=100   E=10  sigma=2     certdp [0.60300729, 0.60309855] width 1.51e-04 5.0 s
+        pld-accounting (lower, upper): 0.59061656 BELOW, 0.61740154 ABOVE; 11.0 s; certdp/peer time 0.45
+        random-allocation (upper): 0.68512709 ABOVE; 1.7 s; certdp/peer time 2.97
+    T=1000  E=10  sigma=2     certdp [0.17168967, 0.17172142] width 1.85e-04 10.7 s
+        pld-accounting (lower, upper): 0.16883289 BELOW, 0.17557941 ABOVE; 486.4 s; certdp/peer time 0.02
+        random-allocation (upper): 0.23419446 ABOVE; 23.9 s; certdp/peer time 0.45
+    load average at the end: 4.04
+
+No peer value is refuted: every upper end is ABOVE certdp's upper end and every lower end BELOW
+its lower end. certdp was faster than pld-accounting's default band on 3 of the 6 rows
+(certdp/peer time 0.02 at T = 1000, E = 10, where the band took 486 s), slower on the 3 smallest
+(by 1.5x to 3.9x; certdp took at most 5 s on each). The pld-accounting band is 1.9% to 4.3% wide
+(relative to its upper end), certdp's enclosure 1.9e-5 to 3.6e-4; random-allocation's combined
+upper bound is 9% to 71% above certdp's upper end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import time
+import warnings
+from collections.abc import Callable
+from fractions import Fraction
+from functools import partial
+
+from certdp.notions.allocation_dp import allocation_eps_bounds
+
+ROWS = "10:1:1,100:1:1,1000:1:1,10:10:2,100:10:2,1000:10:2"
+
+
+def mark(value: float, lo: Fraction, hi: Fraction) -> str:
+    """inside / ABOVE / BELOW of a float against exact ends (its exact binary value compared)."""
+    v = Fraction(value)
+    return "inside" if lo <= v <= hi else ("ABOVE" if v > hi else "BELOW")
+
+
+def timed(fn: Callable[[], object]) -> tuple[object, float]:
+    """The value (or the exception) of ``fn`` and its wall time; the peers' printing and warnings
+    are swallowed (random-allocation prints, pld-accounting warns)."""
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out: object = fn()
+        except Exception as exc:  # a peer's failure is reported in its column
+            out = exc
+    return out, time.perf_counter() - start
+
+
+def peers(no_random_allocation: bool) -> dict[str, Callable[[int, int, float, float], tuple[list[float], str]]]:
+    """Installed peers: name -> (steps, epochs, sigma, delta) -> ([values], what they are)."""
+    found: dict[str, Callable[[int, int, float, float], tuple[list[float], str]]] = {}
+    try:
+        import PLD_accounting as pa
+
+        def pld(t: int, e: int, s: float, d: float) -> tuple[list[float], str]:
+            up, lo = pa.gaussian_allocation_epsilon_range(delta=d, sigma=s, num_steps=t, num_epochs=e)
+            return [float(lo), float(up)], "lower, upper"
+
+        found["pld-accounting"] = pld
+    except ImportError:
+        print("pld-accounting is not installed: its column is left out")
+    if not no_random_allocation:
+        try:
+            from random_allocation.comparisons.definitions import Direction, PrivacyParams, SchemeConfig
+            from random_allocation.random_allocation_scheme import (
+                allocation_epsilon_combined,
+                allocation_epsilon_lower_bound,
+            )
+
+            def ra(t: int, e: int, s: float, d: float) -> tuple[list[float], str]:
+                params = PrivacyParams(sigma=s, num_steps=t, num_epochs=e, delta=d)
+                config = SchemeConfig(allocation_direct_alpha_orders=list(range(2, 61)))
+                up = float(allocation_epsilon_combined(params, config, direction=Direction.BOTH))
+                if e > 1:  # the package's lower bound is one-epoch only
+                    return [up], "upper"
+                return [
+                    up,
+                    float(allocation_epsilon_lower_bound(params, config, direction=Direction.BOTH)),
+                ], "upper, lower"
+
+            found["random-allocation"] = ra
+        except ImportError as exc:
+            print(f"random-allocation is not importable ({exc}): its column is left out")
+    return found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", default=ROWS, help="comma-separated T:E:SIGMA (steps per epoch, epochs, sigma)")
+    ap.add_argument("--delta", default="1e-5")
+    ap.add_argument("--no-random-allocation", action="store_true")
+    args = ap.parse_args()
+    delta = Fraction(args.delta)
+    rows = [(int(t), int(e), Fraction(s)) for t, e, s in (r.split(":") for r in args.rows.split(","))]
+    found = peers(args.no_random_allocation)
+    print(f"delta = {args.delta}; load average at the start: {os.getloadavg()[0]:.2f}", flush=True)
+    for t, e, s in rows:
+        setting = f"T={t:<5} E={e:<3} sigma={float(s):<5g}"
+        enc, cs = timed(partial(allocation_eps_bounds, s, t, e, delta, direction="both"))
+        if isinstance(enc, Exception):
+            print(f"{setting} certdp refused in {cs:.1f} s: {type(enc).__name__}: {enc}", flush=True)
+            lo = hi = None
+        else:
+            lo, hi = Fraction(enc.lower), Fraction(enc.upper)  # type: ignore[attr-defined]
+            width = float((hi - lo) / hi) if hi else 0.0
+            print(f"{setting} certdp [{float(lo):.8g}, {float(hi):.8g}] width {width:.2e} {cs:.1f} s", flush=True)
+        for name, fn in found.items():
+            out, ps = timed(partial(fn, t, e, float(s), float(delta)))
+            if isinstance(out, Exception):
+                print(f"    {name}: raised {type(out).__name__}: {str(out)[:120]} ({ps:.1f} s)", flush=True)
+                continue
+            values, what = out  # type: ignore[misc]
+            shown = ", ".join(
+                f"{v:.8g} {mark(v, lo, hi) if lo is not None and hi is not None else '(no enclosure)'}" for v in values
+            )
+            ratio = f"{cs / ps:.2f}" if ps > 0 else "-"
+            print(f"    {name} ({what}): {shown}; {ps:.1f} s; certdp/peer time {ratio}", flush=True)
+    print(f"load average at the end: {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
