@@ -182,6 +182,8 @@ class FixedComposed:
 
 def _composed(side: str, h: Fraction, shift: Fraction, res: FixedPoly, inf_term: Ball) -> FixedComposed:
     """The FixedComposed of a composed polynomial: its coefficients and their exact suffix sums."""
+    if not inf_term.is_finite():  # p_inf's ball reaches 1 (a lattice below the losses): 1 - prod (1 - p_inf)^n <= 1
+        inf_term = to_ball(1)
     coeffs = res.coeffs() or [0]
     suffix = [0] * (len(coeffs) + 1)
     run = 0
