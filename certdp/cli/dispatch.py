@@ -90,7 +90,11 @@ def run_parsed(args: argparse.Namespace) -> dict[str, object]:
     runner = runner_of(args.command)
     # the enclosure commands get a status line (tv and the sweeps draw their own progress bars)
     spinner = args.command not in RUNNERS and args.command != "tv"
-    with metered(memory=memory, name="the command's work budget") as meter:
+    try:  # the estimates that refuse a step up front read it (certdp.notions.cost); Deadline validates it
+        seconds: float | None = float(args.max_seconds)
+    except (TypeError, ValueError):
+        seconds = None
+    with metered(memory=memory, name="the command's work budget", seconds=seconds) as meter:
         try:
             with status_line(args, f"certifying {args.command}") if spinner else nullcontext():
                 if args.command == "calibrate":  # calibrate runs its own Deadline from args.max_seconds

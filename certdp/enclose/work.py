@@ -24,6 +24,7 @@ eps search over a built composition) is not metered: it does not grow with the i
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -56,6 +57,10 @@ class WorkMeter:
     used: int = 0
     doing: str = "starting"
     name: str = "work budget"
+    #: wall-time budget in seconds from ``started`` (None: none): read only by estimates that
+    #: refuse a step up front (certdp.notions.cost), never to stop a step (certdp.budget does)
+    seconds: float | None = None
+    started: float = 0.0
 
     def refuse(self, units: int, doing: str) -> BudgetExhausted:
         """Contract: the one-line BudgetExhausted for a spend of ``units`` that does not fit, with
@@ -161,6 +166,14 @@ def current() -> WorkMeter | None:
     return meters[-1] if meters else None
 
 
+def seconds_left() -> float | None:
+    """Contract: the least wall time (seconds, time.monotonic) any active meter with a time budget
+    still has, or None when none has one; an observation that only chooses what to refuse."""
+    now = time.monotonic()
+    left = [m.seconds - (now - m.started) for m in _METERS.get() if m.seconds is not None]
+    return min(left) if left else None
+
+
 def headroom() -> tuple[int | None, int | None]:
     """Contract: (the fewest units any active meter still allows, the least memory budget of any
     active meter), each None when no active meter sets one."""
@@ -170,13 +183,16 @@ def headroom() -> tuple[int | None, int | None]:
 
 
 @contextmanager
-def metered(limit: int | None = None, memory: int | None = None, name: str = "work budget") -> Iterator[WorkMeter]:
+def metered(
+    limit: int | None = None, memory: int | None = None, name: str = "work budget", seconds: float | None = None
+) -> Iterator[WorkMeter]:
     """Within the block, work is counted on a new meter with ``limit`` units and ``memory`` bytes
-    (None: no limit); yields the meter.
+    (None: no limit), and ``seconds`` of wall time (None: none) that estimates may read
+    (:func:`seconds_left`); yields the meter.
 
     Contract: only adds counting and refusals (BudgetExhausted); values computed are unchanged.
     """
-    meter = WorkMeter(limit, memory, name=name)
+    meter = WorkMeter(limit, memory, name=name, seconds=seconds, started=time.monotonic())
     token = _METERS.set((*_METERS.get(), meter))
     try:
         yield meter

@@ -219,7 +219,7 @@ def _run(
     rel_width: Number | None = None,
 ) -> EpsDeltaResult:
     from certdp.notions.cost import pld_cost_refusal
-    from certdp.notions.pld import default_spacing, pld_bounds
+    from certdp.notions.pld import pld_bounds
 
     _check_route(via)
     if not isinstance(pair, PrivacyPair):
@@ -259,7 +259,7 @@ def _run(
     if route.via == "pld":
         try:
             # refused before any lattice is built when it cannot fit the caller's budget (certdp.notions.cost)
-            over = pld_cost_refusal(pair, given if quantity == "epsilon" else None)
+            over = pld_cost_refusal(pair, given if quantity == "epsilon" else None, h=hh, rel_width=rw)
             if over is not None:
                 raise (BudgetExhausted if over[1] and via is not None else LimitExceeded)(over[0])
             with workprec(max(current_prec(), PLD_PREC)):
@@ -281,26 +281,27 @@ def _run(
     grid = None
     if _closed_form_mu_sq(pair) is not None:
         lower, lower_from = exact().lower, LOWER_EXACT
-    elif pld_refusal(pair) is None and not route.switched and pld_cost_refusal(pair, key.get("delta")) is None:
-        # the lower end is optional: its lattice gets a share of the work (certdp.enclose.work) and
-        # gives way to 0 past it, instead of costing the conversion's answer (q = 1e-5, sigma = 0.3,
-        # 10^6 steps, delta = 1e-300 via rdp: the conversion took seconds, this lattice minutes)
-        with metered(limit=LOWER_END_WORK, name="the optional lattice lower end's share") as share:
-            try:
-                with workprec(max(current_prec(), PLD_PREC)):
-                    # only the lower end is used: one lattice at the default spacing, no refinement
-                    spacing = default_spacing(pair, delta=given if quantity == "epsilon" else None)
-                    res = pld_bounds(pair, h=spacing, **key)
-                lower, lower_from, grid = res.enclosure.lower, LOWER_PLD, res.grid
-            except (LimitExceeded, Unsupported):
-                pass  # no lattice lower bound for this pair: 0 stays the proved lower end
-            except BudgetExhausted as exc:
-                if getattr(exc, "meter", None) is not share:
-                    raise  # the caller's own budget: not this step's to absorb
-                warnings.append(
-                    f"no lattice lower end: its lattice would pass its share of {LOWER_END_WORK} work units, "
-                    "so 0 is the proved lower end (--via pld gives both ends, at the lattice's cost)"
-                )
+    elif pld_refusal(pair) is None and not route.switched:
+        spacing = _lower_end_spacing(pair, key.get("delta"))
+        if spacing is not None and pld_cost_refusal(pair, key.get("delta"), h=spacing) is None:
+            # the lower end is optional: its lattice gets a share of the work (certdp.enclose.work) and
+            # gives way to 0 past it, instead of costing the conversion's answer (q = 1e-5, sigma = 0.3,
+            # 10^6 steps, delta = 1e-300 via rdp: the conversion took seconds, this lattice minutes)
+            with metered(limit=LOWER_END_WORK, name="the optional lattice lower end's share") as share:
+                try:
+                    with workprec(max(current_prec(), PLD_PREC)):
+                        # only the lower end is used: one lattice at the default spacing, no refinement
+                        res = pld_bounds(pair, h=spacing, **key)
+                    lower, lower_from, grid = res.enclosure.lower, LOWER_PLD, res.grid
+                except (LimitExceeded, Unsupported):
+                    pass  # no lattice lower bound for this pair: 0 stays the proved lower end
+                except BudgetExhausted as exc:
+                    if getattr(exc, "meter", None) is not share:
+                        raise  # the caller's own budget: not this step's to absorb
+                    warnings.append(
+                        f"no lattice lower end: its lattice would pass its share of {LOWER_END_WORK} work units, "
+                        "so 0 is the proved lower end (--via pld gives both ends, at the lattice's cost)"
+                    )
     if lower > upper:  # both ends are proved, so this is a bug somewhere: refuse loudly
         raise AssertionError(f"{quantity}: proved lower end {lower} exceeds the {route.via} upper end {upper}")
     enc = Enclosure.from_bounds(lower, upper, conv.enclosure.prec_bits)
@@ -316,6 +317,17 @@ def _run(
         grid=grid,
         warnings=tuple(warnings),
     )
+
+
+def _lower_end_spacing(pair: PrivacyPair, delta: Fraction | None) -> Fraction | None:
+    """The one lattice's spacing of an optional lattice lower end (certdp.notions.pld.default_spacing),
+    or None when the lattice accountant cannot place it (it then refuses the pair itself)."""
+    from certdp.notions.pld import default_spacing
+
+    try:
+        return default_spacing(pair, delta=delta)
+    except (LimitExceeded, Unsupported):
+        return None
 
 
 def _finish(res: EpsDeltaResult, name: str, raw: object, exact: Fraction) -> EpsDeltaResult:

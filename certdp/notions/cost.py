@@ -1,41 +1,73 @@
 """What the lattice accountant would cost, estimated before it builds anything.
 
-The lattice accountant (certdp.notions.pld) builds one lattice per step and composes it by
-repeated squaring; its products grow with the spread of the composed loss, about sqrt(steps)
-standard deviations of one step's loss, over the spacing h. A run whose products cannot fit the
-caller's budget is better refused (or sent to RDP) at once than after minutes of squarings, so
-:func:`pld_cost` predicts, from a few dozen loss-tail evaluations at 64 bits:
+The lattice accountant (certdp.notions.pld) builds one lattice per step, composes it by binary
+powering with pruning (certdp.enclose.fixed.fixed_power), and refines the spacing until the
+enclosure's relative width reaches ``rel_width`` (rounds at h1 = PROBE_FACTOR x auto_h, then at
+:func:`certdp.notions.pld.refined_h` of the width reached). :func:`pld_cost` predicts the whole
+run, from one step's lattice ends (a few dozen 64-bit probes) and one step's loss moments (a few
+hundred float evaluations of its tail):
 
-- the cells of one step's lattice at the first round's spacing (that of certdp.notions.pld);
-- a lower estimate of the composed product's length: the larger of those cells and two standard
-  deviations of the composed loss, sqrt(steps) x IQR / 1.349 (the standard deviation of a normal
-  with that interquartile range) per side, in cells;
-- the work units (certdp.enclose.work: one per product coefficient; each direction's two sides
-  square about log2(steps) times) and the peak bytes of that product at the bits the fixed-point
-  composition uses (certdp.notions.pld_fixed.bits_for).
+- **lengths**: a product in the powering of m steps keeps about
+  min(m (c - 1) + 1, c + 2 z sqrt(m) s/h) coefficients after pruning, with c one step's cells,
+  s one step's loss standard deviation under P and z = sqrt(2 ln 2 (f - 8)) standard deviations
+  down to the prune floor 2^-f (certdp.notions.pld.resolution); each product of the powering is
+  simulated (:func:`_powering`), two sides per direction, the other direction of ``both`` at the
+  coarse spacing (once);
+- **rounds**: the second-order width model of the refinement, absolute width about
+  WIDTH_CONSTANT x n h^2 / S with S = sqrt(n) s, relative to eps ~ S^2/2 + z_delta S (the Gaussian
+  regime), steps the spacings as pld_bounds does, with its limits (MAX_REFINE_PRODUCT,
+  MIN_REFINE_H, MAX_REFINE_ROUNDS);
+- **work** (units of certdp.enclose.work: one per product coefficient and per cell), the longest
+  product and its **memory** at the bits the fixed-point composition uses, and **seconds** at an
+  optimistic rate (SECONDS_PER_COEFF_LIMB: faster than this project's machines, so that a run
+  refused by time would pass the budget on them too).
 
-Every figure is a float or integer estimate that only chooses what to refuse; none enters a
-certified number. Being lower estimates, they refuse only runs that would pass the budget anyway.
+Calibrated against the units the work meter counted on a spread of inputs (q in [1e-5, 1],
+sigma in [0.3, 50], steps 1..10^6, delta 1e-300..0.1; tests/test_pld_cost_estimate.py holds the
+measured table): the estimate of a whole run is within a factor of a few of what it counts
+(before, only the first round's two standard deviations were counted: 13 to 230 times below).
+Every figure is a float or integer that only chooses what to refuse; none enters a certified
+number.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.enclose import to_ball, workprec
-from certdp.enclose.work import fmt_bytes, headroom, product_bytes, resident
+from certdp.enclose.work import fmt_bytes, headroom, product_bytes, resident, seconds_left
 from certdp.errors import BudgetExhausted, CertdpError, LimitExceeded
 from certdp.pairs import PrivacyPair
 
-#: ratio of a normal distribution's interquartile range to its standard deviation
-IQR_PER_SD = 1.349
+#: absolute eps width of one round at spacing h, over n h^2 / S (measured 0.84 to 1.8 where the
+#: width is second order in h; the lower side's balancing near a hard edge of the loss is worse).
+#: With eps guessed from the Gaussian regime (below the true eps at tiny delta) 1.0 put the
+#: predicted spacings within a factor 1.3 of the refinement's on the measured table
+WIDTH_CONSTANT = 1.0
+
+#: units of a round over the simulated powering's (measured 1.1 to 2.9, median 1.7, on single
+#: rounds at the probe spacing: the lower side's own spacing and offset search, the split
+#: lattice's tails, a direction the coarse ranking does not show dominated, the cells' masses)
+ROUND_FACTOR = 1.4
+
+#: optimistic seconds per product coefficient per 64-bit limb of its bits, and per coefficient
+#: (FLINT's products on this project's 2-core machine, unloaded: about 0.25 us per limb plus
+#: 0.15 us; halved, so that a refusal by time holds on a machine twice as fast)
+SECONDS_PER_COEFF_LIMB = 0.12e-6
+SECONDS_PER_COEFF = 0.08e-6
+
+#: points per side of zero of the float quadrature of one step's loss moments
+MOMENT_POINTS = 160
 
 
 @dataclass(frozen=True)
 class PldCost:
-    """Estimates for one run of the lattice accountant (see the module docstring)."""
+    """Estimates for one run of the lattice accountant (see the module docstring): the first
+    round's spacing ``h`` and one step's ``cells`` there, the longest ``product`` (coefficients)
+    at ``bits``, the whole run's ``work`` (units), peak ``memory`` (bytes) and optimistic
+    ``seconds``, and the spacings of the rounds predicted."""
 
     h: Fraction
     cells: int
@@ -43,30 +75,128 @@ class PldCost:
     bits: int
     work: int
     memory: int
+    seconds: float = 0.0
+    rounds: tuple[Fraction, ...] = field(default=())
 
 
-def _quantile_index(pair: PrivacyPair, h: Fraction, lo: int, hi: int, mass: float) -> int:
-    """The least index k in [lo, hi] with P(L > kh) <= mass (bisection at 64 bits; steers only)."""
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        t = pair.loss_tail(to_ball(h * mid))
-        lo, hi = (mid, hi) if t is not None and t[0] > mass else (lo, mid)
-    return hi
+def _tail(pair: PrivacyPair, x: float) -> float | None:
+    """P(L > x) in floats (the pair's float tail, else its 64-bit ball's midpoint)."""
+    t = pair.loss_tail_float(x)
+    if t is not None:
+        return t[0]
+    with workprec(64):
+        b = pair.loss_tail(to_ball(Fraction(x)))
+    return None if b is None else float(b[0].mid())
 
 
-def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
+def loss_sd(pair: PrivacyPair, lo: float, hi: float) -> float | None:
+    """The standard deviation under P of one step's loss L, from its tail on [lo, hi] (the
+    lattice's ends: what lies beyond is below 2^-tail_bits), by E[L^2] = int_0^hi 2x P(L > x) dx
+    + int_lo^0 2|x| P(L <= x) dx and E[L] likewise, in floats on geometric grids (the bulk of a
+    subsampled loss at small q sits within q of 0, its tails far out). None when the tail is not
+    available or not finite.
+
+    Contract: a float >= 0 or None; only chooses what to refuse (no enclosure).
+    """
+    moments = [0.0, 0.0]  # E[L], E[L^2]
+    for end, sign in ((hi, 1.0), (lo, -1.0)):
+        reach = abs(end)
+        if not reach > 0:
+            continue
+        xs = [reach * 10.0 ** (-18 + 18 * i / (MOMENT_POINTS - 1)) for i in range(MOMENT_POINTS)]
+        prev: tuple[float, float] | None = None
+        for x in xs:
+            t = _tail(pair, sign * x)
+            if t is None or not math.isfinite(t):
+                return None
+            mass = t if sign > 0 else max(0.0, 1.0 - t)  # P(L > x), or P(L <= -x)
+            if prev is not None:
+                dx = x - prev[0]
+                moments[0] += sign * dx * (mass + prev[1]) / 2
+                moments[1] += dx * (x * mass + prev[0] * prev[1])
+            prev = (x, mass)
+    var = moments[1] - moments[0] ** 2
+    return math.sqrt(var) if var > 0 else math.sqrt(max(moments[1], 0.0))
+
+
+def _powering(cells: int, sd_cells: float, n: int, z: float) -> tuple[int, int]:
+    """(units, longest product) of the binary powering of a one-step pmf of ``cells`` cells to
+    its n-th power, as certdp.enclose.fixed.fixed_power forms it: every product of an m-step and
+    an m'-step power has their lengths' sum less one coefficients, and the result keeps
+    min(m'' (cells - 1) + 1, cells + 2 z sqrt(m'') sd_cells) of them (m'' = m + m'; pruning)."""
+
+    def kept(m: int) -> int:
+        return min(m * (cells - 1) + 1, cells + math.ceil(2 * z * math.sqrt(m) * sd_cells))
+
+    units = longest = 0
+    cur_m, cur, acc_m, acc = 1, kept(1), 0, 0
+    while n:
+        if n & 1:
+            if acc:
+                units += acc + cur - 1
+                longest = max(longest, acc + cur - 1)
+                acc_m += cur_m
+                acc = kept(acc_m)
+            else:
+                acc_m, acc = cur_m, cur
+        n >>= 1
+        if n:
+            units += 2 * cur - 1
+            longest = max(longest, 2 * cur - 1)
+            cur_m *= 2
+            cur = kept(cur_m)
+    return units, longest
+
+
+def _z_of_delta(delta: Fraction) -> float:
+    """About the normal quantile z with P(N > z) = delta (sqrt(2 l - ln(4 pi l)), l = ln(1/delta))."""
+    ln = (delta.denominator.bit_length() - delta.numerator.bit_length()) * math.log(2)
+    ln = max(ln, 0.7)
+    return math.sqrt(max(2 * ln - math.log(4 * math.pi * ln), 0.25))
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One direction's one-step lattice at the first spacing h1, for the model."""
+
+    steps: int
+    full: int  # cells of the whole range (tail bits)
+    bulk: int  # cells of the bulk (the split lattice's fine part), = full when not split
+    sd: float  # one step's loss standard deviation under P (loss units)
+
+
+def pld_cost(
+    pair: PrivacyPair,
+    delta: Fraction | None,
+    *,
+    h: Fraction | None = None,
+    rel_width: Fraction | None = None,
+) -> PldCost | None:
     """Estimates for eps(delta) (``delta`` given) or delta(eps) of ``pair`` by the lattice
-    accountant at its first round's spacing; None when the pair is not one the accountant takes.
-    LimitExceeded (the lattice's own message) when one step's lattice at that spacing needs more
-    than MAX_CELLS cells even at the fewest tail bits the run uses: the run's first round would
+    accountant (one round at ``h`` when given, else the refinement to ``rel_width``, default
+    certdp.notions.pld.DEFAULT_REL_WIDTH; delta(eps) without either: one lattice at auto_h);
+    None when the pair is not one the accountant takes (or its loss has atoms only). LimitExceeded
+    (the lattice's own message) when one step's lattice at the first spacing needs more than
+    MAX_CELLS cells even at the fewest tail bits the run uses: the run's first round would
     refuse the same way, after building the other direction's lattices and products.
 
-    Contract: integers and a spacing that only choose what to refuse (no enclosure).
+    Contract: integers, floats and spacings that only choose what to refuse (no enclosure).
     """
-    from certdp.notions.pld import PROBE_FACTOR, auto_h, directions, resolution
-    from certdp.notions.pld_fixed import bits_for
+    from certdp.notions.pld import (
+        COARSE_FACTOR,
+        DEFAULT_REL_WIDTH,
+        MAX_REFINE_PRODUCT,
+        MAX_REFINE_ROUNDS,
+        MIN_REFINE_H,
+        PROBE_FACTOR,
+        auto_h,
+        directions,
+        refined_h,
+        resolution,
+    )
+    from certdp.notions.pld_fixed import bits_for, reference_units
     from certdp.notions.pld_lattice import lattice_for
-    from certdp.notions.pld_split import bulk_bits
+    from certdp.notions.pld_split import MAX_EXTENT, SPLIT_MIN_CELLS, TAIL_CELLS, bulk_bits
 
     try:
         with workprec(64):
@@ -74,53 +204,170 @@ def pld_cost(pair: PrivacyPair, delta: Fraction | None) -> PldCost | None:
             steps = sum(n for _, n in next(iter(comps.values())))
             floor, tail_bits = resolution(delta, steps)
             fewest = min(tail_bits, bulk_bits(delta, steps)) if delta is not None else tail_bits
-            parts = [part for ps in comps.values() for part in ps]
-            h = auto_h(parts, tail_bits) * PROBE_FACTOR
-            cells, spread = 0, 0.0
-            for p, n in parts:
-                grid = p.loss_grid()
-                if grid is not None and grid.atomic:  # a purely atomic loss may take a spacing above h
-                    return None
-                # a loss with atoms and a continuous part takes a spacing <= h (pld_grid.aligned_spacing):
-                # its cells at h are a lower estimate
-                lat = lattice_for(p, h, fewest)  # LimitExceeded: the first round refuses the same way
-                cells = max(cells, lat.hi - lat.lo)
-                q1 = _quantile_index(p, h, lat.lo, lat.hi, 0.75)
-                q3 = _quantile_index(p, h, lat.lo, lat.hi, 0.25)
-                spread += n * ((q3 - q1) / IQR_PER_SD) ** 2  # variances add over the steps
+            every = [part for ps in comps.values() for part in ps]
+            base_h = auto_h(every, tail_bits)
+            h1 = h if h is not None else base_h * (PROBE_FACTOR if delta is not None else 1)
+            model: dict[str, list[_Part]] = {}
+            for name, ps in comps.items():
+                model[name] = []
+                for p, n in ps:
+                    grid = p.loss_grid()
+                    if grid is not None and grid.atomic:  # a purely atomic loss may take a spacing above h
+                        return None
+                    # the bulk at the fewest bits: LimitExceeded here is the first round's refusal
+                    bulk = lattice_for(p, h1, fewest)
+                    if len(ps) == 1 and delta is not None and grid is None:  # a split lattice if it pays
+                        full = lattice_for(p, h1, tail_bits, max_cells=MAX_EXTENT)
+                        fc, bc = full.hi - full.lo, bulk.hi - bulk.lo
+                        if not (fc > SPLIT_MIN_CELLS and fc > 2 * bc):
+                            full = lattice_for(p, h1, tail_bits)  # one plain lattice (its limit applies)
+                            fc = bc = full.hi - full.lo
+                    else:
+                        full = lattice_for(p, h1, tail_bits)
+                        fc = bc = full.hi - full.lo
+                    sd = loss_sd(p, float(h1 * full.lo), float(h1 * full.hi))
+                    if sd is None:
+                        return None
+                    model[name].append(_Part(n, fc, bc, sd))
     except (LimitExceeded, BudgetExhausted):  # the lattice's own refusal, or a budget spent on the probes
         raise
-    except (CertdpError, ArithmeticError, ValueError):
+    except (CertdpError, ArithmeticError, ValueError, OverflowError):
         return None
-    product = max(cells, math.ceil(2 * math.sqrt(spread)))
+
+    f, _ = reference_units(floor)
+    z = math.sqrt(2 * math.log(2) * max(f - 8, 1))
+    units_of = bits_for(floor)
+
+    def side(parts: list[_Part], hh: Fraction) -> tuple[int, int]:
+        """(units, longest product) of one side of one direction at spacing hh."""
+        scale = float(h1 / hh)
+        units = longest = 0
+        lengths = []
+        for part in parts:
+            bulk = max(2, math.ceil(part.bulk * scale))
+            full = max(bulk, math.ceil(part.full * scale))
+            split = full > bulk
+            u, top = _powering(bulk, part.sd / float(hh), part.steps - 1 if split else part.steps, z)
+            length = min(top, full + 2 * math.ceil(z * math.sqrt(part.steps) * part.sd / float(hh)))
+            if split:  # B^(n-1) B and B^(n-1) T, T spanning the whole range (certdp.notions.pld_fixed)
+                u += 2 * length + bulk + full + 2 * TAIL_CELLS
+                top = max(top, length + full)
+            units += u + full  # the cells' masses
+            longest = max(longest, top)
+            lengths.append(length)
+        acc = lengths[0]
+        for length in lengths[1:]:  # the product of the parts' powers, one factor at a time
+            units += acc + length
+            longest = max(longest, acc + length)
+            acc += length
+        return units, longest
+
+    names = list(model)
+
+    def round_cost(hh: Fraction, first: bool) -> tuple[int, int]:
+        costs = {name: side(model[name], hh) for name in names}
+        main = max(names, key=lambda k: costs[k][0])
+        units, longest = 2 * costs[main][0], costs[main][1]  # its upper and lower sides
+        units = math.ceil(units * ROUND_FACTOR)
+        if first and len(names) > 1:  # every direction's upper side on the coarse lattice ranks them, once
+            for name in names:
+                u, top = side(model[name], hh * COARSE_FACTOR)
+                units, longest = units + u, max(longest, top)
+        return units, longest
+
+    # the rounds of the refinement, as pld_bounds steps them
+    spacings = [h1]
+    if h is None and delta is not None:
+        goal = DEFAULT_REL_WIDTH if rel_width is None else rel_width
+        main_parts = max(model.values(), key=lambda ps: max(p.sd * math.sqrt(p.steps) for p in ps))
+        spread = math.sqrt(sum(p.steps * p.sd**2 for p in main_parts)) or 1e-300
+        eps_guess = spread**2 / 2 + _z_of_delta(delta) * spread
+        n_all = sum(p.steps for p in main_parts)
+
+        def width(hh: Fraction) -> Fraction:
+            return Fraction(min(1.0, WIDTH_CONSTANT * n_all * float(hh) ** 2 / spread / eps_guess))
+
+        hh, w = h1, width(h1)
+        while w > goal and len(spacings) < MAX_REFINE_ROUNDS:
+            nxt = refined_h(hh, w, goal)
+            while round_cost(nxt, False)[1] > MAX_REFINE_PRODUCT and nxt * 4 / 3 <= hh * 15 / 16:
+                nxt = nxt * 4 / 3  # the refinement backs off towards the last spacing
+            if nxt < MIN_REFINE_H or round_cost(nxt, False)[1] > MAX_REFINE_PRODUCT:
+                break  # it stops there (PrecisionExhausted, after the rounds so far)
+            spacings.append(nxt)
+            hh, w = nxt, width(nxt)
+    work = longest = 0
+    for i, hh in enumerate(spacings):
+        u, top = round_cost(hh, i == 0)
+        work, longest = work + u, max(longest, top)
+    cells = max(p.full for ps in model.values() for p in ps)
     # a product of two factors in units of 2^-b holds 2b + log2(length) bits before it is rounded
     # (certdp.enclose.fixed._mul charges that width)
-    bits = 2 * bits_for(floor)(1, product) + product.bit_length()
-    # each direction's two sides square about log2(steps) times up to that length
-    work = 2 * len(comps) * max(1, steps.bit_length()) * product
-    return PldCost(h, cells, product, bits, work, product_bytes(product, bits))
+    bits = 2 * units_of(1, longest) + longest.bit_length()
+    limbs = (bits + 63) // 64
+    seconds = work * (SECONDS_PER_COEFF + SECONDS_PER_COEFF_LIMB * limbs)
+    return PldCost(h1, cells, longest, bits, work, product_bytes(longest, bits), seconds, tuple(spacings))
 
 
-def pld_cost_refusal(pair: PrivacyPair, delta: Fraction | None) -> tuple[str, bool] | None:
+def pld_cost_refusal(
+    pair: PrivacyPair, delta: Fraction | None, *, h: Fraction | None = None, rel_width: Fraction | None = None
+) -> tuple[str, bool] | None:
     """Why the lattice accountant would refuse ``pair`` or pass the active budgets
-    (certdp.enclose.work: the caller's work limit and memory budget), by :func:`pld_cost`, with
-    whether it is a budget (True) or a limit of the accountant (False); None if it may fit.
+    (certdp.enclose.work: the caller's work limit, memory budget and time budget), by
+    :func:`pld_cost` (``h``, ``rel_width`` as it takes them), with whether it is a budget (True)
+    or a limit of the accountant (False); None if it may fit. A budget's reason names what to pass
+    instead: --via rdp (a sound upper bound at once), a larger budget, or less precision.
 
     Contract: a one-line reason and a flag, or None; computes nothing certified.
     """
     try:
-        cost = pld_cost(pair, delta)
+        cost = pld_cost(pair, delta, h=h, rel_width=rel_width)
     except LimitExceeded as exc:
         return str(exc), False
-    units, memory = headroom()
     if cost is None:
         return None
-    where = f"a composed lattice of at least {cost.product} coefficients (h={cost.h}, {cost.cells} cells per step)"
+    units, memory = headroom()
+    seconds = seconds_left()
+    finest = min(cost.rounds, default=cost.h)
+    where = (
+        f"the lattice accountant's estimate ({len(cost.rounds)} round(s) down to h={float(finest):.3g}, "
+        f"{cost.cells} cells per step at h={cost.h}, a longest product of {cost.product} coefficients at "
+        f"{cost.bits} bits)"
+    )
+    instead = "; --via rdp answers at once with a sound upper bound"
+    finer = "a larger --rel-width or a coarser --h"
     if memory is not None and cost.memory + resident() > memory:  # on top of what the process holds
         return (
-            f"budget: {where} needs an estimated {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}",
+            f"budget: {where} needs about {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}"
+            f"{instead} (or pass a larger --max-memory, or {finer})",
             True,
         )
     if units is not None and cost.work > units:
-        return f"budget: {where} needs at least {cost.work} work units, more than the {units} left", True
+        return (
+            f"budget: {where} needs about {cost.work} work units, more than the {units} left{instead} "
+            f"(or ask for {finer})",
+            True,
+        )
+    if seconds is not None and cost.seconds > seconds:
+        return (
+            f"budget: {where} needs about {cost.work} work units, at least {cost.seconds:.0f} s even on a fast "
+            f"machine, more than the {max(seconds, 0):.0f} s left of max-seconds{instead} (or pass a larger "
+            f"--max-seconds, or {finer})",
+            True,
+        )
     return None
+
+
+def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction) -> None:
+    """Raise LimitExceeded (the budget's reason) when one more round of the refinement at spacing
+    ``h`` would pass an active budget by :func:`pld_cost` (the refinement then backs off to a
+    coarser spacing, or stops with the sound enclosure it has and the --rel-width that accepts
+    it). Why: the width model of :func:`pld_cost` cannot foresee a refinement that keeps missing
+    its width (measured, q = 0.001, sigma = 5, 10^5 steps: six rounds up to 2.6e6 coefficients,
+    seven times the estimate); each round is checked again with what is left of the budgets.
+
+    Contract: returns None or raises LimitExceeded; computes nothing certified.
+    """
+    over = pld_cost_refusal(pair, delta, h=h)
+    if over is not None and over[1]:
+        raise LimitExceeded(f"the round at h={h}: {over[0]}")

@@ -45,6 +45,7 @@ from fractions import Fraction
 from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, invalid
+from certdp.notions.cost import afford_round
 from certdp.notions.pld_fixed import FixedComposed, compose_fixed, compose_split, eps_lower_fixed, eps_upper_fixed
 from certdp.notions.pld_grid import (
     ATOMIC_CELLS,
@@ -764,6 +765,7 @@ def pld_bounds(
                 refusal = f"the finest spacing {exact_str(MIN_REFINE_H)}"
             else:
                 try:
+                    afford_round(pair, delta, nxt)  # each round against what is left of the budgets
                     got = at(nxt, MAX_REFINE_PRODUCT)
                 except LimitExceeded as exc:
                     # back off towards the last spacing in steps of about 4/3 (dyadic, four
