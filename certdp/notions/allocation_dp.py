@@ -1,0 +1,438 @@
+"""Certified two-sided (eps, delta) of random allocation (docs/math.md §9.8).
+
+The pair is that of docs/math.md §9.1 (Feldman and Shenfeld, arXiv:2502.08202 and
+arXiv:2602.17284; arXiv:2610.09651 §2): Q = N(0, I_M) without the record, P = (1/M) sum_j
+N(e_j / sigma, I_M) with it, E independent epochs, Lambda = dP/dQ = prod_e L_e. Directions follow
+certdp's PLD code: ``remove`` is delta_{P||Q}, ``add`` is delta_{Q||P}, ``both`` the larger.
+
+Every hockey-stick divergence here is an affine image of one functional of Lambda under Q,
+F(tau) = E_Q (tau - Lambda)_+, because E_Q Lambda = 1:
+
+    remove: delta_{P||Q}(eps) = E_Q (Lambda - c)_+ = 1 - c + F(c),       c = e^eps,
+    add:    delta_{Q||P}(eps) = E_Q (1 - c Lambda)_+ = c F(1/c),
+    (TV = F(1), certdp.notions.tv_certified.)
+
+x -> (tau - x)_+ is convex and nonincreasing, so -(tau - Lambda)_+ is concave and nondecreasing
+in each epoch ratio and each step value: the upper-side lattice of tv_certified (mean-keeping
+spreads, clamping large values down, dropping mass) raises F, counting each lost unit of mass at
+its worst value tau (Lambda = 0); its lower-side lattice is a post-processing whose outcome
+likelihood ratios are rounded UP to grid points, which lowers F, and a dropped outcome's term is
+>= 0. Both directions and both sides therefore reuse tv_certified.epoch_grid_masses; only the
+E-fold product is kept up to the grid index of the largest threshold, and
+
+    F_upper(tau) = sum_{k eta <= log tau} b_k (tau - e^{k eta}) + tau (1 - kept + dropped),
+    F_lower(tau) = sum_{k eta <= log tau} b_k (tau - e^{k eta})       (lower-side b),
+
+with ``kept`` = (sum r)^E the mass the lattice kept and ``dropped`` the pruned mass of the
+product. The index comparison k eta <= log tau is exact (eta dyadic, eps rational), so each sum is
+tau B_j - G_j with prefix sums B, G: one evaluation costs O(1) after the product.
+
+eps(delta): delta is nonincreasing in eps. eps_upper is a dyadic eps with delta_upper(eps) <= delta
+(so the pair is (eps_upper, delta)-DP); eps_lower is a dyadic eps with delta_lower(eps) > delta,
+so every eps' <= eps_lower has delta(eps') >= delta(eps_lower) > delta: (eps', delta)-DP fails.
+
+k > 1 (each record in k of the M steps) is refused: the pair of that scheme is a mixture over
+C(M, k) subsets, and certdp has no proved reduction of it to the k = 1 pair (such as k
+compositions of a 1-of-floor(M/k) allocation).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+
+from scipy.special import ndtr
+
+from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
+from certdp.errors import CertdpError, InvalidArgument, LimitExceeded, PrecisionExhausted, invalid
+from certdp.notions.tv_certified import MAX_POINTS, PRUNE_FLOOR, LatticeGrid, auto_grid, epoch_grid_masses
+from certdp.pairs import RandomAllocation
+from certdp.pairs.params import Number, integer, real
+
+Progress = Callable[[str, float], None]
+DIRECTIONS = ("remove", "add", "both")
+#: refinements of the grid after the first (each costs about 2-4x the previous run)
+MAX_REFINES = 3
+#: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
+MAX_EPS = Fraction(30)
+#: largest number of epoch-sum atoms l_max M / h a grid may ask for (beyond it one product's Arb
+#: polynomial alone takes gigabytes); such a setting is refused, not attempted
+MAX_SUM_ATOMS = 1 << 23
+#: smallest lower end of the log grid (the add direction at large eps reaches e^-eps)
+MIN_L_MIN = 2.0**-40
+
+
+@dataclass(frozen=True)
+class HockeyLattice:
+    """The E-fold log-grid law of Lambda from one side of tv_certified's lattice, reduced to
+    prefix sums: b_k at Lambda = e^{k eta} for k = k0, k0 + 1, ...; ``prefix_b[i]`` and
+    ``prefix_bg[i]`` enclose sum_{n<=i} b_{k0+n} and sum_{n<=i} b_{k0+n} e^{(k0+n) eta}."""
+
+    side: str
+    k0: int
+    k_top: int
+    prefix_b: list[Ball]
+    prefix_bg: list[Ball]
+    kept: Ball
+    dropped: Ball
+    grid: LatticeGrid
+    seconds: float
+
+
+def hockey_lattice(
+    pair: RandomAllocation, grid: LatticeGrid, side: str, log_tau_max: Fraction, progress: Progress | None = None
+) -> HockeyLattice:
+    """The law of Lambda on ``grid`` (module docstring), kept up to threshold e^{log_tau_max}.
+
+    Contract: for every tau <= e^{log_tau_max}, :func:`f_bound` on the result bounds
+    F(tau) = E_Q (tau - Lambda)_+ from above (side="upper") or below (side="lower"); proof in the
+    module docstring and docs/math.md §9.8 (built on §9.6-9.7).
+    """
+    start = time.perf_counter()
+    with workprec(grid.prec):
+        j_lo, r = epoch_grid_masses(pair, grid, side, progress)
+        e = pair.epochs
+        total = to_ball(0)
+        for x in r:
+            total += x
+        kept = total**e
+        eta = Fraction(grid.eta)
+        j_need = math.floor(log_tau_max / eta)
+        k_lo = e * j_lo
+        top = j_need - k_lo
+        if top < 0 or not r:
+            return HockeyLattice(side, k_lo, j_need, [], [], kept, to_ball(0), grid, time.perf_counter() - start)
+        off, b, dropped, _ = power_multires(r, e, top, PRUNE_FLOOR, lambda j: 0, spread=True)
+        k0 = k_lo + off
+        pb: list[Ball] = []
+        pbg: list[Ball] = []
+        acc_b, acc_bg = to_ball(0), to_ball(0)
+        for i, mass in enumerate(b[: max(0, j_need - k0 + 1)]):
+            acc_b += mass
+            acc_bg += mass * to_ball((k0 + i) * eta).exp()
+            pb.append(acc_b)
+            pbg.append(acc_bg)
+        return HockeyLattice(side, k0, j_need, pb, pbg, kept, dropped, grid, time.perf_counter() - start)
+
+
+def f_bound(lat: HockeyLattice, log_tau: Fraction) -> Ball:
+    """Contract: a ball whose upper end (side upper) or lower end (side lower) bounds
+    F(tau) = E_Q (tau - Lambda)_+ at tau = e^{log_tau} (module docstring); refuses a threshold
+    beyond the one the lattice was built for (InvalidArgument)."""
+    j = math.floor(log_tau / Fraction(lat.grid.eta))
+    if j > lat.k_top:
+        raise InvalidArgument(f"log_tau={float(log_tau):.6g} is beyond the lattice's threshold range")
+    tau = to_ball(log_tau).exp()
+    idx = min(j - lat.k0, len(lat.prefix_b) - 1)
+    # every k <= j has k eta <= log tau exactly, so (tau - e^{k eta})_+ = tau - e^{k eta} there; k > j gives 0
+    a = to_ball(0) if idx < 0 else tau * lat.prefix_b[idx] - lat.prefix_bg[idx]
+    a = a.max(to_ball(0)) if lat.side == "lower" else a
+    if lat.side == "upper":
+        return a + tau * (1 - lat.kept + lat.dropped)
+    return a
+
+
+def delta_side(lat: HockeyLattice, eps: Fraction, direction: str) -> Ball:
+    """Contract: a ball whose upper end (side upper) or lower end (side lower) bounds
+    delta_{P||Q}(eps) (direction remove) or delta_{Q||P}(eps) (add); module docstring."""
+    with workprec(lat.grid.prec):
+        c = to_ball(eps).exp()
+        if direction == "remove":
+            return 1 - c + f_bound(lat, eps)
+        if direction == "add":
+            return c * f_bound(lat, -eps)
+        raise invalid("direction", direction, "must be remove or add")
+
+
+def _directions(direction: str) -> tuple[str, ...]:
+    if direction not in DIRECTIONS:
+        raise invalid("direction", direction, f"must be one of {', '.join(DIRECTIONS)}")
+    return ("remove", "add") if direction == "both" else (direction,)
+
+
+def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
+    kk = integer("k", k, ge=1)
+    if kk != 1:
+        raise InvalidArgument(
+            f"k={kk} is not supported: certdp certifies random allocation with k = 1 only (it has no proved "
+            "reduction of the k-of-M pair to k = 1, e.g. to k compositions of a 1-of-floor(M/k) allocation)"
+        )
+    return RandomAllocation(steps, sigma, epochs)
+
+
+def _spread(sd: float, e: int, eps: float, slack: float) -> float:
+    """Margin x (log scale) beyond the threshold e^{+-eps} for l_max / l_min: one epoch beyond it
+    matters only if the other E - 1 epochs bring Lambda back across the threshold. With log L
+    taken as normal of sd ``sd`` (exact at M = 1), the cost is about
+    E P(log L > eps + x) P(log rest < -x); x is the least multiple of sd/4 with cost <= slack/100.
+    A float heuristic (the ranges never affect soundness)."""
+    if e == 1 or sd <= 0:
+        return 0.0
+    rest = sd * math.sqrt(e - 1)
+    x = 0.0
+    while x < 40 * rest:
+        cost = e * float(ndtr(-(eps + x) / sd)) * float(ndtr(-x / rest))
+        if cost <= slack / 100:
+            break
+        x += sd / 4
+    return x
+
+
+def hockey_grid(
+    pair: RandomAllocation,
+    slack: float,
+    eps_max: float,
+    directions: tuple[str, ...],
+    side: str,
+    prec: int = 128,
+    ref: object = None,
+    halvings: int = 0,
+) -> LatticeGrid:
+    """A grid for the hockey-stick bounds at thresholds up to eps_max (a float heuristic: every
+    grid gives sound bounds, only their width depends on it).
+
+    h, eta and the tail widths come from tv_certified.auto_grid at ``slack``, then h and eta are
+    halved ``halvings`` times (the rounding bias is second order: each halving divides it by
+    about 4; auto_grid never goes finer than its numeric reference grid by itself); the ranges are
+    widened for the thresholds: remove needs epoch ratios up to about e^{eps_max} times the spread
+    of the other epochs (l_max, and cap = M l_max so that the cap never binds first), add needs
+    them down to about e^{-eps_max} over that spread (l_min).
+
+    Contract: a valid LatticeGrid; LimitExceeded when its epoch sum would exceed MAX_SUM_ATOMS.
+    """
+    g = auto_grid(pair, slack, prec, ref=ref, side=side)
+    g = replace(g, h=g.h / 2**halvings, eta=g.eta / 2**halvings)
+    m, e = pair.steps, pair.epochs
+    t = 1 / float(pair.sigma)
+    spread = _spread(math.sqrt(math.log1p(math.expm1(min(t * t, 700.0)) / m)), e, eps_max, slack)
+    l_max, l_min, cap = g.l_max, g.l_min, g.cap
+    if "remove" in directions:
+        l_max = max(l_max, math.exp(min(eps_max + spread, 700.0)) * 1.01)
+        cap = max(cap, m * l_max)
+    if "add" in directions:
+        l_min = max(MIN_L_MIN, min(l_min, math.exp(-eps_max - spread) * 0.99))
+    atoms = l_max * m / g.h
+    if atoms > MAX_SUM_ATOMS:
+        raise LimitExceeded(
+            f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}: epsilon near {eps_max:.4g} needs {atoms:.3g} "
+            f"epoch-sum atoms (l_max={l_max:.4g}, h={g.h:g}), above the limit {MAX_SUM_ATOMS}"
+        )
+    cap = g.h * math.ceil(cap / g.h)
+    if cap / g.h > MAX_POINTS:
+        raise LimitExceeded(f"cap={cap:g} gives more than {MAX_POINTS} step cells at h={g.h:g}")
+    return replace(g, l_max=l_max, l_min=l_min, cap=cap)
+
+
+@dataclass
+class _Side:
+    """Lattices of one side for the directions asked for (one lattice serves both directions)."""
+
+    lat: HockeyLattice
+
+    def delta(self, eps: Fraction, directions: tuple[str, ...]) -> Ball:
+        vals = [delta_side(self.lat, eps, d) for d in directions]
+        out = vals[0]
+        for x in vals[1:]:
+            out = out.max(x)
+        return out
+
+
+def _lattices(
+    pair: RandomAllocation,
+    slack: float,
+    eps_max: float,
+    directions: tuple[str, ...],
+    prec: int,
+    ref: object,
+    progress: Progress | None,
+    halvings: int = 0,
+) -> tuple[_Side, _Side]:
+    log_max = Fraction(max(eps_max, 0.0))
+    sides = []
+    for side in ("upper", "lower"):
+        grid = hockey_grid(pair, slack, eps_max, directions, side, prec, ref, halvings)
+        sides.append(_Side(hockey_lattice(pair, grid, side, log_max + 1, progress)))
+    return sides[0], sides[1]
+
+
+def _numeric_ref(pair: RandomAllocation) -> object:
+    """The float TV lattice that auto_grid scales its grid from. Where its self-check refuses
+    (e.g. M = 1 at several epochs, whose extrapolation step exceeds its tolerance), the same two
+    float lattices are used without the check: they only choose h and eta, never a bound."""
+    from certdp.notions import tv_numeric as tn
+
+    try:
+        return tn.approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+    except PrecisionExhausted:
+        s = float(pair.sigma)
+        g = tn.default_grid(pair.steps, pair.epochs, s)
+        args = (1 / s, pair.steps, pair.epochs)
+        coarse = tn._tv_upper_scheme(*args, g["h"], g["eta"], g["cap"], g["l_max"])[0]
+        fine = tn._tv_upper_scheme(*args, g["h"] / 2, g["eta"] / 2, g["cap"], g["l_max"])[0]
+        value = (4 * fine - coarse) / 3
+        return tn.ApproxTV(value, abs(fine - coarse) / 3, coarse, fine, 0.0, 0.0, dict(g))
+
+
+def _check_eps(eps: Number) -> Fraction:
+    e = real("eps", eps, ge=0)
+    if e > MAX_EPS:
+        raise LimitExceeded(f"eps={float(e):g} exceeds {MAX_EPS}, the largest epsilon certdp attempts here")
+    return e
+
+
+def allocation_delta_bounds(
+    sigma: Number,
+    steps: Number,
+    epochs: Number,
+    eps: Number,
+    *,
+    direction: str = "both",
+    k: Number = 1,
+    rel_width: Number | None = Fraction(1, 100),
+    slack: float = 1e-6,
+    prec: int = 128,
+    progress: Progress | None = None,
+) -> Enclosure:
+    """Certified enclosure of delta(eps) of random allocation (k = 1).
+
+    ``slack`` sets the first grid (tv_certified.auto_grid at that TV slack; any value is sound).
+
+    Contract: lower <= delta(eps) <= upper, with delta the hockey-stick divergence of
+    docs/math.md §9.8 in ``direction`` (remove: P||Q, add: Q||P, both: the larger) of E epochs of
+    M steps at noise sigma (pair of Feldman and Shenfeld, arXiv:2502.08202). The grid is refined
+    until (upper - lower)/upper <= rel_width (None: one grid), else PrecisionExhausted naming the
+    width reached. k > 1 raises InvalidArgument.
+    """
+    pair = _pair(sigma, steps, epochs, k)
+    dirs = _directions(direction)
+    e = _check_eps(eps)
+    rw = None if rel_width is None else real("rel_width", rel_width, gt=0, lt=1)
+    ref = _numeric_ref(pair)
+    if not (isinstance(slack, (int, float)) and 0 < slack < 1):
+        raise invalid("slack", slack, "must be a number in (0, 1)")
+    best: tuple[Fraction, Fraction] | None = None
+    halvings = 0
+    for attempt in range(MAX_REFINES + 1):
+        up, low = _lattices(pair, slack, float(e), dirs, prec, ref, progress, halvings)
+        with workprec(prec):
+            hi = Enclosure.from_ball(up.delta(e, dirs), prec).upper
+            lo = Enclosure.from_ball(low.delta(e, dirs), prec).lower
+        lo, hi = max(lo, Fraction(0)), min(hi, Fraction(1))
+        best = (lo, hi) if best is None else (max(best[0], lo), min(best[1], hi))
+        width = best[1] - best[0]
+        if rw is None or best[1] == 0 or width <= rw * best[1]:
+            return Enclosure.from_bounds(best[0], best[1], prec)
+        halvings += _more_halvings(float(width / (rw * best[1])))
+        if attempt == MAX_REFINES:
+            break
+    assert best is not None
+    w = float((best[1] - best[0]) / best[1])
+    raise PrecisionExhausted(
+        f"rel_width={float(rw):g} not reached for delta: the certified bounds [{float(best[0]):.6g}, "
+        f"{float(best[1]):.6g}] have relative width {w:.3g}",
+        achieved_width=float(best[1] - best[0]),
+    )
+
+
+def _more_halvings(ratio: float) -> int:
+    """Halvings of h and eta that should bring a width ``ratio`` times the target to half of it
+    (the width is about second order in h: a factor 4 per halving), one to three at a time."""
+    return max(1, min(3, math.ceil(math.log(max(2 * ratio, 1.0), 4))))
+
+
+def _search_eps(side: _Side, delta: Fraction, dirs: tuple[str, ...], lo: float, hi: float, want: str) -> Fraction:
+    """Bisection on dyadic eps in [lo, hi]: want="upper": the least found with delta_upper <= delta
+    (hi must satisfy it); want="lower": the largest found with delta_lower > delta (lo must)."""
+    a, b = Fraction(lo), Fraction(hi)
+    for _ in range(60):
+        if b - a <= max(b, Fraction(1, 1 << 20)) * Fraction(1, 1 << 24):
+            break
+        mid = (a + b) / 2
+        mid = Fraction(float(mid))  # dyadic, exact
+        d = side.delta(mid, dirs)
+        ok = d.upper() <= to_ball(delta) if want == "upper" else d.lower() > to_ball(delta)
+        if want == "upper":
+            a, b = (a, mid) if ok else (mid, b)
+        else:
+            a, b = (mid, b) if ok else (a, mid)
+    return b if want == "upper" else a
+
+
+def _certified_upper(side: _Side, delta: Fraction, dirs: tuple[str, ...], eps: Fraction) -> bool:
+    with workprec(side.lat.grid.prec):
+        return bool(side.delta(eps, dirs).upper() <= to_ball(delta))
+
+
+def _certified_lower(side: _Side, delta: Fraction, dirs: tuple[str, ...], eps: Fraction) -> bool:
+    with workprec(side.lat.grid.prec):
+        return bool(side.delta(eps, dirs).lower() > to_ball(delta))
+
+
+def _rdp_eps_upper(pair: RandomAllocation, delta: Fraction) -> float:
+    """A float start for the search range: the RDP conversion's eps (remove direction)."""
+    from certdp.notions.accountant import epsilon
+
+    try:
+        return float(epsilon(pair, delta, via="rdp").enclosure.upper)
+    except CertdpError:  # only a starting point: a failure falls back to a fixed range
+        return 8.0
+
+
+def allocation_eps_bounds(
+    sigma: Number,
+    steps: Number,
+    epochs: Number,
+    delta: Number,
+    *,
+    direction: str = "both",
+    k: Number = 1,
+    rel_width: Number = Fraction(1, 1000),
+    prec: int = 128,
+    progress: Progress | None = None,
+) -> Enclosure:
+    """Certified enclosure of eps(delta) of random allocation (k = 1).
+
+    Contract: upper is a dyadic eps at which delta_upper(eps) <= delta is proved (the run is
+    (upper, delta)-DP in ``direction``; both: in each direction), and at lower delta_lower > delta
+    is proved, so every eps below lower is a proved violation (lower = 0 when none is proved);
+    docs/math.md §9.8. Refined until (upper - lower)/upper <= rel_width, else PrecisionExhausted
+    naming the width reached. k > 1 raises InvalidArgument.
+    """
+    pair = _pair(sigma, steps, epochs, k)
+    dirs = _directions(direction)
+    d = real("delta", delta, gt=0, lt=1)
+    rw = real("rel_width", rel_width, gt=0, lt=1)
+    ref = _numeric_ref(pair)
+    eps_max = min(_rdp_eps_upper(pair, d), float(MAX_EPS))
+    best_lo, best_hi = Fraction(0), Fraction(-1)
+    slack = max(float(d) / 10, 1e-9)
+    attempt = halvings = 0
+    while attempt <= MAX_REFINES:
+        up, low = _lattices(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
+        top = Fraction(float(eps_max))
+        if not _certified_upper(up, d, dirs, top):
+            if eps_max >= float(MAX_EPS):
+                raise PrecisionExhausted(f"delta={float(d):g}: no epsilon up to {MAX_EPS} is certified")
+            eps_max = min(2 * eps_max + 1, float(MAX_EPS))  # the range was too short: widen it, same slack
+            continue
+        hi = _search_eps(up, d, dirs, 0.0, float(top), "upper")
+        lo = Fraction(0)
+        if _certified_lower(low, d, dirs, Fraction(0)):
+            lo = _search_eps(low, d, dirs, 0.0, float(hi), "lower")
+        best_lo = max(best_lo, lo)
+        best_hi = hi if best_hi < 0 else min(best_hi, hi)
+        width = best_hi - best_lo
+        if best_hi == 0 or width <= rw * best_hi:
+            return Enclosure.from_bounds(best_lo, best_hi, prec)
+        halvings += _more_halvings(float(width / (rw * best_hi)))
+        eps_max = float(best_hi)
+        attempt += 1
+    w = float((best_hi - best_lo) / best_hi)
+    raise PrecisionExhausted(
+        f"rel_width={float(rw):g} not reached for epsilon: the certified bounds [{float(best_lo):.6g}, "
+        f"{float(best_hi):.6g}] have relative width {w:.3g}",
+        achieved_width=float(best_hi - best_lo),
+    )
