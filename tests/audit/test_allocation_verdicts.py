@@ -158,6 +158,20 @@ def test_fake_band_outside_the_enclosure_fails_the_audit(alloc_ref):
         rejudge({**rec, "side": "sideways"}, row.peer.value, case.steps)
 
 
+def test_text_and_html_reports_name_a_lower_bound_finding(alloc_ref):
+    """The headline says a lower end is above the certified upper end (not "below the lower end"),
+    and the HTML page plots the eps-allocation rows."""
+    from certdp.audit.report import render_html, render_text
+
+    case, r = alloc_ref
+    res = run_audit([case], [FakeBand(float(r.upper) * 1.01, float(r.upper) * 1.02)])
+    text = render_text(res)
+    assert "lower bound" in text and "> certified upper end" in text
+    pytest.importorskip("matplotlib")
+    page = render_html(res)
+    assert "random-allocation epsilon" in page and "data:image/png;base64," in page
+
+
 def _mp_gaussian_eps(s: mp.mpf, delta: mp.mpf) -> mp.mpf:
     """eps(delta) of the Gaussian mechanism with sensitivity 1 and noise s (Balle and Wang,
     arXiv:1805.06530): delta(eps) = Phi(1/(2s) - eps s) - e^eps Phi(-1/(2s) - eps s), decreasing in
