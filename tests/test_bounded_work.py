@@ -327,3 +327,17 @@ def test_the_address_space_cap_turns_a_huge_allocation_into_a_memory_error() -> 
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout == "MemoryError\n", proc.stderr
+
+
+def test_a_width_no_lattice_reaches_names_a_spacing_that_answers_not_an_invalid_width() -> None:
+    # sigma = 1e6, q = 1e-5: eps is far below any spacing, the lower end stays 0 (relative width 1);
+    # the refusal said "--rel-width 1 accepts", a value --rel-width refuses (it must be < 1)
+    argv = "eps subsampled-gaussian --q 1e-5 --sigma 1e6 --steps 1 --delta 1e-300".split()
+    code, out, err, used = run(argv, BUDGET)
+    assert code == 3 and out == "" and used <= BUDGET, err
+    assert "--rel-width 1 " not in err
+    suggested = re.search(r"; --h (\S+) gives its sound upper end \(lower end 0\), --via rdp a bound$", err.strip())
+    assert suggested is not None, err
+    code, out, err, _ = run([*argv, "--via", "pld", "--h", suggested.group(1), "--json"], BUDGET)
+    rec = json.loads(out)
+    assert code == 0 and rec["lower"] == "0" and Fraction(rec["upper"]) > 0, err

@@ -24,7 +24,7 @@ hundred float evaluations of its tail):
 
 Calibrated against the units the work meter counted on a spread of inputs (q in [1e-5, 1],
 sigma in [0.3, 50], steps 1..10^6, delta 1e-300..0.1; tests/test_pld_cost_estimate.py holds the
-measured table): the estimate of a whole run is within a factor of a few of what it counts
+measured table): the estimate of a whole run is within a factor of 4 of what it counts
 (before, only the first round's two standard deviations were counted: 13 to 230 times below).
 Every figure is a float or integer that only chooses what to refuse; none enters a certified
 number.

@@ -780,11 +780,12 @@ def pld_bounds(
             if refusal is not None:
                 # the enclosure reached is sound: say which target accepts it (a tiny eps, such as
                 # sigma = 1e4, has a relative width no lattice reaches; attack review)
-                accept = f"{float(best_w) * 1.01:.2g}"
+                accept = f"--rel-width {float(best_w) * 1.01:.2g} accepts the sound enclosure reached"
+                if float(best_w) * 1.01 >= 1:  # the lower end stayed 0: no --rel-width (< 1) is ever reached
+                    accept = f"--h {best.grid['upper_h']} gives its sound upper end (lower end 0), --via rdp a bound"
                 exc2 = PrecisionExhausted(
                     f"rel-width={fmt_value(goal)} not reached: relative width {float(best_w):.3g} at the finest "
-                    f"h={exact_str(hh)} (the refinement stopped at {refusal}); --rel-width {accept} accepts "
-                    "the sound enclosure reached",
+                    f"h={exact_str(hh)} (the refinement stopped at {refusal}); {accept}",
                     achieved_width=float(best_w),
                 )
                 exc2.result = best  # type: ignore[attr-defined]
