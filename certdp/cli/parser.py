@@ -534,7 +534,8 @@ AUDIT_DESCRIPTION = (
 def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     a = sub.add_parser(
         "audit",
-        help="audit peer accountants (dp_accounting, prv, opacus, autodp, riskcal) against certified enclosures",
+        help="audit peer accountants (dp_accounting, prv, opacus, autodp, riskcal, pld_accounting, random_allocation) "
+        "against certified enclosures",
         description=AUDIT_DESCRIPTION,
         epilog="exit codes: 0 no UNSOUND value, 1 at least one UNSOUND value, an UNSOUND --claim or a --rerun "
         "whose verdicts differ (roundoff and estimate values are reported but do not count), 2 bad input "
@@ -567,7 +568,8 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     )
     a.add_argument(
         "--peers",
-        help="comma-separated peers among dp_accounting, prv, opacus, autodp, riskcal (default: every installed one)",
+        help="comma-separated peers among dp_accounting, prv, opacus, autodp, riskcal, pld_accounting, "
+        "random_allocation (default: every installed one)",
     )
     a.add_argument(
         "--slack",
