@@ -75,7 +75,9 @@ def accepted(argv: list[str], mech: str, dest: str) -> bool:
             setattr(args, dest, PAIR_VALUES.get(dest, "1"))
         try:
             reject_unused(args)
-            if dest in PAIR_FLAGS and argv[:2] != ["curve", "eps"] and argv[0] != "calibrate":
+            # eps / delta random-allocation read --direction in their own runner (certdp.cli.run_allocation)
+            own = mech == "random-allocation" and dest == "direction" and argv[0] in ("eps", "delta")
+            if dest in PAIR_FLAGS and argv[:2] != ["curve", "eps"] and argv[0] != "calibrate" and not own:
                 # the mechanism's required parameters, and this flag
                 pair = argparse.Namespace(**{k: None for k in (*PARAMS, "direction", "steps", "epochs")})
                 pair.mechanism = mech

@@ -91,6 +91,10 @@ def _used_flags(args: argparse.Namespace) -> set[str]:
     }
     if cmd == "tv":
         return _PAIR | {"method", "max_seconds"} | _TV_METHOD_FLAGS[args.method or DEFAULTS["tv"]["method"]]
+    if cmd in ("eps", "delta") and getattr(args, "mechanism", None) == "random-allocation":
+        if getattr(args, "via", None) in (None, "pld") and getattr(args, "orders", None) is None:
+            # its own lattice (certdp.cli.run_allocation): one precision, no --h
+            return _PAIR | {"prec", "k", "rel_width", "via", "max_seconds", "delta" if cmd == "eps" else "eps"}
     return _PAIR | _PRECISION | extra[cmd] | {"max_seconds"}
 
 

@@ -127,8 +127,10 @@ def mechanism_flags(parser: argparse.ArgumentParser, command: str, namespace: ar
         used |= used_flags(argparse.Namespace(**{**vars(namespace), **variant, "command": command}))
     if event is None:
         used -= {param for param, (mechs, _) in PARAMS.items() if mech not in mechs}
-        if mech != "subsampled-gaussian":
+        if mech != "subsampled-gaussian" and not (mech == "random-allocation" and command in ("eps", "delta")):
             used.discard("direction")
+        if mech != "random-allocation":
+            used.discard("k")
         if mech not in ("subsampled-gaussian", "random-allocation"):
             used.discard("epochs")
     return used
@@ -220,7 +222,11 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument("mechanism", help="mechanism name (kebab-case)")
         for param, (mechs, text) in PARAMS.items():
             p.add_argument(f"--{param}", help=f"{text}; for {', '.join(mechs)}")
-        p.add_argument("--direction", help=f"subsampled-gaussian divergence: {', '.join(DIRECTIONS)} (default both)")
+        p.add_argument(
+            "--direction",
+            help=f"subsampled-gaussian (and random-allocation's eps / delta): divergence {', '.join(DIRECTIONS)} "
+            "(default both)",
+        )
         p.add_argument(
             "--steps",
             default=None,
@@ -233,6 +239,12 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             help="random-allocation: number of epochs E (default 1); subsampled-gaussian: epochs E > 0 of "
             "Poisson-sampled DP-SGD, meaning steps = ceil(E/q) (instead of --steps)",
         )
+        if name in ("eps", "delta", "calibrate"):
+            p.add_argument(
+                "--k",
+                help="random-allocation: steps per epoch that each record is used in (default 1; only k = 1 is "
+                "certified, k > 1 is refused)",
+            )
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")
             p.add_argument("--t", help="CGF argument t > 0")

@@ -171,6 +171,10 @@ def run_notion(args: argparse.Namespace) -> dict[str, object]:
     else:
         if args.mechanism is None:
             raise InvalidArgument(f"mechanism is required: certdp {cmd} MECHANISM ... (or --event FILE)")
+        from certdp.cli.run_allocation import run_allocation_eps_delta, takes_allocation_route
+
+        if takes_allocation_route(args):  # random allocation's own two-sided lattice (docs/math.md §9.8)
+            return run_allocation_eps_delta(args)
         pair, inputs = pair_from_args(args)
     if cmd == "tv":
         return run_tv(args, pair, inputs)

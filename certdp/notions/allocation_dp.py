@@ -47,8 +47,15 @@ from fractions import Fraction
 from scipy.special import ndtr
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
-from certdp.errors import CertdpError, InvalidArgument, LimitExceeded, PrecisionExhausted, invalid
-from certdp.notions.tv_certified import MAX_POINTS, PRUNE_FLOOR, LatticeGrid, auto_grid, epoch_grid_masses
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
+from certdp.notions.tv_certified import (
+    MAX_POINTS,
+    PRUNE_FLOOR,
+    LatticeGrid,
+    auto_grid,
+    epoch_grid_masses,
+    largest_product,
+)
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, integer, real
 
@@ -58,9 +65,13 @@ DIRECTIONS = ("remove", "add", "both")
 MAX_REFINES = 3
 #: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
 MAX_EPS = Fraction(30)
-#: largest number of epoch-sum atoms l_max M / h a grid may ask for (beyond it one product's Arb
-#: polynomial alone takes gigabytes); such a setting is refused, not attempted
-MAX_SUM_ATOMS = 1 << 23
+#: largest number of epoch-sum atoms l_max M / h a grid may ask for, and largest estimated memory
+#: of a run (the same per-coefficient costs as certdp.cert.limits, measured on the TV lattice):
+#: beyond them a grid is refused before any work (LimitExceeded), or a refinement stops with the
+#: width reached (PrecisionExhausted)
+MAX_SUM_ATOMS = 1 << 22
+MAX_MEMORY = 3 << 29
+MEMORY_BASE, MEMORY_PER_COEFF, MEMORY_PER_POINT = 64 << 20, 600, 80
 #: smallest lower end of the log grid (the add direction at large eps reaches e^-eps)
 MIN_L_MIN = 2.0**-40
 
@@ -201,7 +212,8 @@ def hockey_grid(
     of the other epochs (l_max, and cap = M l_max so that the cap never binds first), add needs
     them down to about e^{-eps_max} over that spread (l_min).
 
-    Contract: a valid LatticeGrid; LimitExceeded when its epoch sum would exceed MAX_SUM_ATOMS.
+    Contract: a valid LatticeGrid; LimitExceeded when its epoch sum would exceed MAX_SUM_ATOMS atoms
+    or its run MAX_MEMORY bytes (estimates).
     """
     g = auto_grid(pair, slack, prec, ref=ref, side=side)
     g = replace(g, h=g.h / 2**halvings, eta=g.eta / 2**halvings)
@@ -214,16 +226,31 @@ def hockey_grid(
         cap = max(cap, m * l_max)
     if "add" in directions:
         l_min = max(MIN_L_MIN, min(l_min, math.exp(-eps_max - spread) * 0.99))
-    atoms = l_max * m / g.h
-    if atoms > MAX_SUM_ATOMS:
+    where = f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}, epsilon near {eps_max:.4g}"
+    atoms = max(l_max * m, cap) / g.h
+    if atoms > min(MAX_SUM_ATOMS, MAX_POINTS):  # before LatticeGrid's own check, which would name cap
         raise LimitExceeded(
-            f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}: epsilon near {eps_max:.4g} needs {atoms:.3g} "
-            f"epoch-sum atoms (l_max={l_max:.4g}, h={g.h:g}), above the limit {MAX_SUM_ATOMS}"
+            f"{where}: the lattice needs {atoms:.3g} epoch-sum atoms (l_max={l_max:.4g}, h={g.h:g}), "
+            f"above the limit {MAX_SUM_ATOMS}"
         )
-    cap = g.h * math.ceil(cap / g.h)
-    if cap / g.h > MAX_POINTS:
-        raise LimitExceeded(f"cap={cap:g} gives more than {MAX_POINTS} step cells at h={g.h:g}")
-    return replace(g, l_max=l_max, l_min=l_min, cap=cap)
+    cap = g.h * math.ceil(max(cap, g.h) / g.h)
+    grid = replace(g, l_max=l_max, l_min=l_min, cap=cap)
+    _check_memory(pair, grid, side, eps_max, where)
+    return grid
+
+
+def _check_memory(pair: RandomAllocation, grid: LatticeGrid, side: str, eps_max: float, where: str) -> None:
+    """LimitExceeded (one line naming the setting) when the run on ``grid`` would exceed
+    MAX_MEMORY (float estimates that only choose what to refuse)."""
+    m, e = pair.steps, pair.epochs
+    power = 2 * (e * math.ceil(-math.log(grid.l_min) / grid.eta + 2) + math.ceil(eps_max / grid.eta) + 2)
+    product = max(largest_product(m, float(pair.sigma), grid, side), power)
+    memory = MEMORY_BASE + MEMORY_PER_COEFF * product + MEMORY_PER_POINT * (grid.cap + grid.l_max * m) / grid.h
+    if memory > MAX_MEMORY:
+        raise LimitExceeded(
+            f"{where}: the lattice needs about {memory / 2**30:.2g} GiB (h={grid.h:g}, eta={grid.eta:g}), above "
+            f"the limit {MAX_MEMORY / 2**30:.2g} GiB"
+        )
 
 
 @dataclass
@@ -315,8 +342,13 @@ def allocation_delta_bounds(
         raise invalid("slack", slack, "must be a number in (0, 1)")
     best: tuple[Fraction, Fraction] | None = None
     halvings = 0
-    for attempt in range(MAX_REFINES + 1):
-        up, low = _lattices(pair, slack, float(e), dirs, prec, ref, progress, halvings)
+    for _ in range(MAX_REFINES + 1):
+        try:
+            up, low = _lattices(pair, slack, float(e), dirs, prec, ref, progress, halvings)
+        except LimitExceeded as exc:
+            if best is None:
+                raise
+            raise _not_reached("delta", rw, best, f"the next grid is beyond the work limits ({exc})") from None
         with workprec(prec):
             hi = Enclosure.from_ball(up.delta(e, dirs), prec).upper
             lo = Enclosure.from_ball(low.delta(e, dirs), prec).lower
@@ -326,14 +358,21 @@ def allocation_delta_bounds(
         if rw is None or best[1] == 0 or width <= rw * best[1]:
             return Enclosure.from_bounds(best[0], best[1], prec)
         halvings += _more_halvings(float(width / (rw * best[1])))
-        if attempt == MAX_REFINES:
-            break
-    assert best is not None
-    w = float((best[1] - best[0]) / best[1])
-    raise PrecisionExhausted(
-        f"rel_width={float(rw):g} not reached for delta: the certified bounds [{float(best[0]):.6g}, "
-        f"{float(best[1]):.6g}] have relative width {w:.3g}",
-        achieved_width=float(best[1] - best[0]),
+    assert best is not None and rw is not None
+    raise _not_reached("delta", rw, best, f"after {MAX_REFINES} refinements")
+
+
+def _not_reached(what: str, rw: Fraction, best: tuple[Fraction, Fraction], why: str) -> PrecisionExhausted:
+    """The PrecisionExhausted of a width target out of reach: the proved bounds, their relative
+    width and the rel_width that would accept them (3 digits, rounded up)."""
+    lo, hi = best
+    w = (hi - lo) / hi
+    exp = math.floor(math.log10(w)) - 2
+    accept = Fraction(math.ceil(w / Fraction(10) ** exp)) * Fraction(10) ** exp
+    return PrecisionExhausted(
+        f"rel_width={float(rw):g} not reached for {what} ({why}): the certified bounds [{float(lo):.8g}, "
+        f"{float(hi):.8g}] have relative width {float(w):.3g}; a rel_width of {float(accept):.3g} accepts them",
+        achieved_width=float(hi - lo),
     )
 
 
@@ -377,8 +416,8 @@ def _rdp_eps_upper(pair: RandomAllocation, delta: Fraction) -> float:
 
     try:
         return float(epsilon(pair, delta, via="rdp").enclosure.upper)
-    except CertdpError:  # only a starting point: a failure falls back to a fixed range
-        return 8.0
+    except (PrecisionExhausted, LimitExceeded, Unsupported):  # only a start: fall back to a short range
+        return 2.0
 
 
 def allocation_eps_bounds(
@@ -409,13 +448,27 @@ def allocation_eps_bounds(
     eps_max = min(_rdp_eps_upper(pair, d), float(MAX_EPS))
     best_lo, best_hi = Fraction(0), Fraction(-1)
     slack = max(float(d) / 10, 1e-9)
-    attempt = halvings = 0
+    attempt = halvings = shrinks = 0
     while attempt <= MAX_REFINES:
-        up, low = _lattices(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
+        try:
+            up, low = _lattices(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
+        except LimitExceeded as exc:
+            if best_hi >= 0:  # a refinement beyond the limits: the bounds proved so far
+                raise _not_reached(
+                    "epsilon", rw, (best_lo, best_hi), f"the next grid is beyond the work limits ({exc})"
+                ) from None
+            if shrinks >= 4:
+                raise
+            # the first range came from the RDP bound, which may be far above eps: try a shorter one
+            shrinks += 1
+            eps_max *= 0.75
+            continue
         top = Fraction(float(eps_max))
         if not _certified_upper(up, d, dirs, top):
-            if eps_max >= float(MAX_EPS):
-                raise PrecisionExhausted(f"delta={float(d):g}: no epsilon up to {MAX_EPS} is certified")
+            if eps_max >= float(MAX_EPS) or shrinks:
+                raise PrecisionExhausted(
+                    f"delta={float(d):g}: no epsilon up to {eps_max:.4g} is certified on a grid within the work limits"
+                )
             eps_max = min(2 * eps_max + 1, float(MAX_EPS))  # the range was too short: widen it, same slack
             continue
         hi = _search_eps(up, d, dirs, 0.0, float(top), "upper")
@@ -430,9 +483,4 @@ def allocation_eps_bounds(
         halvings += _more_halvings(float(width / (rw * best_hi)))
         eps_max = float(best_hi)
         attempt += 1
-    w = float((best_hi - best_lo) / best_hi)
-    raise PrecisionExhausted(
-        f"rel_width={float(rw):g} not reached for epsilon: the certified bounds [{float(best_lo):.6g}, "
-        f"{float(best_hi):.6g}] have relative width {w:.3g}",
-        achieved_width=float(best_hi - best_lo),
-    )
+    raise _not_reached("epsilon", rw, (best_lo, best_hi), f"after {MAX_REFINES} refinements")
