@@ -58,6 +58,10 @@ ROUND_FACTOR = 1.4
 SECONDS_PER_COEFF_LIMB = 0.12e-6
 SECONDS_PER_COEFF = 0.08e-6
 
+#: units a round counts whatever its size: the probes of the lattices' ends, the offset searches'
+#: evaluations, the eps search's checkpoints (measured: 1e3 to 3e4 units on runs of one step)
+ROUND_OVERHEAD = 8000
+
 #: points per side of zero of the float quadrature of one step's loss moments
 MOMENT_POINTS = 160
 
@@ -268,7 +272,7 @@ def pld_cost(
         costs = {name: side(model[name], hh) for name in names}
         main = max(names, key=lambda k: costs[k][0])
         units, longest = 2 * costs[main][0], costs[main][1]  # its upper and lower sides
-        units = math.ceil(units * ROUND_FACTOR)
+        units = math.ceil(units * ROUND_FACTOR) + ROUND_OVERHEAD
         if first and len(names) > 1:  # every direction's upper side on the coarse lattice ranks them, once
             for name in names:
                 u, top = side(model[name], hh * COARSE_FACTOR)
