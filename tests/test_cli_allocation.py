@@ -103,3 +103,38 @@ def test_unreachable_width_exits_3_naming_the_width(capsys: pytest.CaptureFixtur
     )
     assert code == 3 and out == ""
     assert "rel_width=1e-15 not reached for delta" in err and "accepts them" in err
+
+
+def test_calibrate_one_step_brackets_the_gaussian_sigma(capsys: pytest.CaptureFixture[str]) -> None:
+    # M = 1, E = 2: one Gaussian of mu = sqrt(2)/sigma; the exact sigma* solves delta(eps) = delta
+    rec = run_json(
+        ["calibrate", "random-allocation", "--steps", "1", "--epochs", "2", "--epsilon", "1", "--delta", "1e-3"],
+        capsys,
+    )
+    assert rec["target"] == "eps-delta" and rec["step"] == "0.0001" and rec["direction"] == "both"
+    sigma, miss = Fraction(rec["sigma"]), Fraction(rec["sigma_miss"])
+    assert sigma - miss == Fraction(1, 10**4) and Fraction(rec["delta_upper"]) <= Fraction(1, 1000)
+    assert rec["delta_lower_at_miss"] is not None and Fraction(rec["delta_lower_at_miss"]) > Fraction(1, 1000)
+    with mp.workdps(50):
+        lo, hi = mp.mpf(1), mp.mpf(20)  # delta(eps) decreases in sigma: bisect for sigma*
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if gaussian_delta(mp.sqrt(2) / mid, mp.mpf(1)) > mp.mpf("1e-3") else (lo, mid)
+        star = (lo + hi) / 2
+        assert mp.mpf(miss.numerator) / miss.denominator < star <= mp.mpf(sigma.numerator) / sigma.denominator
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--epsilon", "1"], "delta is required to calibrate random-allocation to (epsilon, delta)"),
+        (["--epsilon", "1", "--delta", "1e-5", "--tv", "0.1"], "delta=1e-5 is not used by certdp calibrate"),
+        (["--epsilon", "1", "--delta", "1e-5", "--out", "x.json"], "out: certdp writes no certificate"),
+        ([], "tv is required for random-allocation (--tv LAMBDA), or an (epsilon, delta) target"),
+        (["--epsilon", "1", "--delta", "1e-5", "--k", "3"], "k=3 is not supported"),
+        (["--tv", "0.1", "--k", "1"], "k=1 is not used by certdp calibrate random-allocation"),
+    ],
+)
+def test_calibrate_bad_flags_exit_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["calibrate", "random-allocation", "--steps", "10", *argv], capsys)
+    assert code == 2 and out == "" and message in err and len(err.strip().splitlines()) == 1

@@ -72,6 +72,9 @@ def _used_flags(args: argparse.Namespace) -> set[str]:
         return {"from_", "to", "value"} | _PRECISION | given
     if cmd == "calibrate":
         if args.mechanism == "random-allocation":
+            if getattr(args, "tv", None) is None:
+                # an (epsilon, delta) target (certdp.cli.run_allocation; it refuses --out, no certificate yet)
+                return {"steps", "epochs", "epsilon", "delta", "k", "direction", "step", "out", "sign", "max_seconds"}
             return {"steps", "epochs", "tv", "step", "out", "sign", "max_seconds"}
         pld = {"h"} if _via(args) == "pld" else set()
         return {"q", "steps", "epochs", "epsilon", "delta", "direction", "step", "out", "sign", "max_seconds"} | {
@@ -135,6 +138,10 @@ def _defaults_for(args: argparse.Namespace) -> dict[str, str]:
     the width the two-sided bounds resolve at h = 2^-12; else RDP, announced as a switch). eps and
     delta have no default here: the accountant picks the route from the pair itself."""
     out = dict(DEFAULTS.get(args.command, {}))
+    if args.command == "calibrate" and getattr(args, "mechanism", None) == "random-allocation":
+        if getattr(args, "tv", None) is None:
+            out["step"] = "1e-4"  # (epsilon, delta) targets: each lattice sigma costs certified delta bounds
+        return out
     if args.command != "calibrate" or getattr(args, "mechanism", None) != "subsampled-gaussian":
         return out
     if _within_pld_steps(args):

@@ -119,6 +119,8 @@ def mechanism_flags(parser: argparse.ArgumentParser, command: str, namespace: ar
     if command == "calibrate" and mech not in ("random-allocation", "subsampled-gaussian"):
         return None  # calibrate refuses the mechanism itself
     variants: list[dict[str, object]] = [{}]
+    if command == "calibrate" and mech == "random-allocation":
+        variants.append({"tv": "0.1"})  # a TV target, or (without --tv) an (epsilon, delta) one
     for action in parser._actions:
         if action.dest in _ROUTE_FLAGS and action.choices and getattr(namespace, action.dest, None) is None:
             variants = [{**v, action.dest: choice} for v in variants for choice in action.choices]
@@ -127,7 +129,9 @@ def mechanism_flags(parser: argparse.ArgumentParser, command: str, namespace: ar
         used |= used_flags(argparse.Namespace(**{**vars(namespace), **variant, "command": command}))
     if event is None:
         used -= {param for param, (mechs, _) in PARAMS.items() if mech not in mechs}
-        if mech != "subsampled-gaussian" and not (mech == "random-allocation" and command in ("eps", "delta")):
+        if mech != "subsampled-gaussian" and not (
+            mech == "random-allocation" and command in ("eps", "delta", "calibrate")
+        ):
             used.discard("direction")
         if mech != "random-allocation":
             used.discard("k")
@@ -286,7 +290,11 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument("--width", help="certified: target width of [lower, upper] (default 1e-6)")
         if name == "calibrate":
             p.add_argument("--tv", help="random-allocation: TV target in (0, 1); attack accuracy <= 1/2 + tv/2")
-            p.add_argument("--epsilon", help="subsampled-gaussian: epsilon target (with --delta)")
+            p.add_argument(
+                "--epsilon",
+                help="subsampled-gaussian and random-allocation: epsilon target (with --delta; random-allocation "
+                "takes --tv or --epsilon/--delta, with --step default 1e-4 and --direction, --k)",
+            )
             p.add_argument(
                 "--step",
                 help="sigma is rounded up to a multiple of this (default 1e-5 with --via pld, else 1e-6)",

@@ -50,6 +50,10 @@ def render(rec: dict[str, object]) -> str:
         if rec.get("certificate"):
             lines.append(f"  certificate written to {rec['certificate']}")
         return "\n".join(lines)
+    if rec["quantity"] == "calibration" and rec.get("target") == "eps-delta":
+        from certdp.cli.run_allocation import render_calibration_eps_delta
+
+        return render_calibration_eps_delta(rec)
     if "from" in rec or rec["quantity"] == "mu":
         return render_gdp(rec)
     if rec["quantity"] == "calibration":

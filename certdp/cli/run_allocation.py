@@ -110,3 +110,66 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
             "warnings": [],
         },
     )
+
+
+def run_calibrate_eps_delta(args: argparse.Namespace, budget: object) -> dict[str, object]:
+    """``certdp calibrate random-allocation --steps M [--epochs E] --epsilon X --delta D``.
+
+    Contract: the record of certdp.calibrate.random_allocation_dp.calibrate_eps_delta: ``sigma``
+    proved (epsilon, delta)-DP, and sigma - step a proved violation or the proved interval
+    (``proved_interval``); one-line InvalidArgument for a missing or conflicting target.
+    """
+    from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
+
+    if args.epsilon is None and args.delta is None:
+        raise InvalidArgument(
+            "tv is required for random-allocation (--tv LAMBDA), or an (epsilon, delta) target (--epsilon, --delta)"
+        )
+    for need in ("steps", "epsilon", "delta"):
+        if getattr(args, need) is None:
+            raise InvalidArgument(f"{need} is required to calibrate random-allocation to (epsilon, delta) (--{need})")
+    if args.out is not None or args.sign is not None:
+        raise InvalidArgument(
+            "out: certdp writes no certificate for a random-allocation (epsilon, delta) calibration yet "
+            "(--tv calibrations have one); drop --out"
+        )
+    direction = args.direction if args.direction is not None else "both"
+    if direction not in DIRECTIONS:
+        raise InvalidArgument(f"direction={fmt_value(direction)} must be one of {', '.join(DIRECTIONS)}")
+    with progress_bar(args) as note:
+        res = calibrate_eps_delta(
+            args.steps,
+            args.epochs if args.epochs is not None else "1",
+            args.epsilon,
+            args.delta,
+            args.step,
+            direction=direction,
+            k=args.k if args.k is not None else "1",
+            progress=note,
+            max_seconds=budget,  # type: ignore[arg-type]
+        )
+    return {"quantity": "calibration", "mechanism": "random-allocation", "k": 1, **res.to_dict()}
+
+
+def render_calibration_eps_delta(rec: dict[str, object]) -> str:
+    """Contract: the text form of :func:`run_calibrate_eps_delta`'s record (every number from it)."""
+    target = f"({rec['epsilon']}, {rec['delta']})"
+    lines = [
+        f"random-allocation M={rec['steps']} E={rec['epochs']} direction={rec['direction']}: target {target}, "
+        "certified lattice bounds",
+        f"  sigma = {rec['sigma']}: certified delta(epsilon) <= {rec['delta_upper']}",
+    ]
+    if rec["delta_lower_at_miss"] is not None:
+        lines.append(
+            f"  sigma = {rec['sigma_miss']}: certified delta(epsilon) >= {rec['delta_lower_at_miss']}: "
+            f"this sigma is proved NOT {target}-DP"
+        )
+    else:
+        interval = rec["proved_interval"]
+        lines.append(f"  sigma = {rec['sigma_miss']}: violation not proved ({rec['miss_reason']})")
+        lines.append(
+            f"  proved: the least sigma on the step lattice meeting the target is in "
+            f"({interval['lower_open']}, {interval['upper']}]"  # type: ignore[index]
+        )
+    lines.append(f"  {rec['evaluations']} certified evaluations, {rec['seconds']} s")
+    return "\n".join(lines)

@@ -279,6 +279,10 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
             if getattr(args, name) is not None:
                 recordable(name, getattr(args, name))
     budget = Deadline(args.max_seconds, name="max-seconds")  # started here: the whole command counts
+    if args.mechanism == "random-allocation" and args.tv is None:
+        from certdp.cli.run_allocation import run_calibrate_eps_delta
+
+        return run_calibrate_eps_delta(args, budget)
     if args.mechanism == "random-allocation":
         if args.steps is None:
             raise InvalidArgument("steps is required for random-allocation (--steps M)")
