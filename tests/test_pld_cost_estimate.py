@@ -134,3 +134,19 @@ def test_a_given_spacing_or_width_is_estimated_as_the_run_would_use_it() -> None
     assert default is not None and one is not None and loose is not None
     assert one.rounds == (Fraction(1, 512),) and len(default.rounds) > 1  # --h: one lattice, no refinement
     assert len(loose.rounds) == 1 and loose.work < default.work  # a loose width stops at the probe round
+
+
+def test_each_refinement_round_is_checked_against_what_is_left() -> None:
+    # q = 0.001, sigma = 5: the refinement keeps missing its width (measured without a budget: six
+    # rounds, up to 2.6e6 coefficients, seven times the estimate). Under a budget 1.2x the estimate
+    # the round that would not fit is refused before it starts: the sound enclosure reached and
+    # the --rel-width that accepts it, not the meter stopping a round half-way
+    pair = _pair("0.001", "5", 10**5)
+    cost = pld_cost(pair, Fraction(1, 10**5))
+    assert cost is not None
+    limit = cost.work * 6 // 5
+    argv = "eps subsampled-gaussian --q 0.001 --sigma 5 --steps 100000 --delta 1e-5 --via pld".split()
+    code, out, err, used = _counted(argv, limit=limit)
+    assert code == 3 and out == "" and used <= limit, err
+    assert err.startswith("certdp: error: rel-width=0.0001 not reached") and "the round at h=" in err, err
+    assert "accepts the sound enclosure reached" in err and "would be passed" not in err

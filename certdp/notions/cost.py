@@ -372,6 +372,8 @@ def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction) -> None
 
     Contract: returns None or raises LimitExceeded; computes nothing certified.
     """
+    if headroom() == (None, None) and seconds_left() is None:
+        return  # no budget is active (the Python API outside any meter): nothing to check against
     over = pld_cost_refusal(pair, delta, h=h)
     if over is not None and over[1]:
         raise LimitExceeded(f"the round at h={h}: {over[0]}")
