@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
-from scipy.special import ndtr
+from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
@@ -192,6 +192,31 @@ def _spread(sd: float, e: int, eps: float, slack: float) -> float:
     return x
 
 
+def _quantiles(m: int, t: float, e: int, eps: float, slack: float) -> tuple[float, float]:
+    """(q_low, q_high): one epoch's ratio L lies outside [q_low, q_high] with Q-probability about
+    slack / (100 E e^eps) or less, so the log grid need not reach beyond them (many epochs keep
+    each L near 1 even when the threshold e^{+-eps} of Lambda is far). log L is taken as normal
+    for the lower end (the mean of M lognormals has a lighter lower tail than one), and
+    P(L > x) as the normal part plus M P(Y > M (x - 1)) for the upper end, as in
+    tv_numeric.clamp_plan. A float heuristic (the ranges never affect soundness)."""
+    var = math.expm1(min(t * t, 700.0)) / m
+    v = math.log1p(var)
+    p = min(max(slack / (100 * e * math.exp(min(eps, 700.0))), 1e-300), 0.25)
+    z = -float(ndtri(p))
+    q_low = math.exp(-v / 2 - z * math.sqrt(v))
+    sd = math.sqrt(var)
+
+    def above(x: float) -> float:
+        y = m * (x - 1)
+        tail = float(ndtr(-(math.log(y) + t * t / 2) / t)) if y > 0 else 1.0
+        return float(ndtr(-(x - 1) / sd)) + m * tail
+
+    x = 1 + sd
+    while above(x) > p and x < 1e300:
+        x = 1 + (x - 1) * 1.25
+    return q_low, x
+
+
 def hockey_grid(
     pair: RandomAllocation,
     slack: float,
@@ -221,11 +246,15 @@ def hockey_grid(
     t = 1 / float(pair.sigma)
     spread = _spread(math.sqrt(math.log1p(math.expm1(min(t * t, 700.0)) / m)), e, eps_max, slack)
     l_max, l_min, cap = g.l_max, g.l_min, g.cap
+    q_low, q_high = _quantiles(m, t, e, eps_max, slack)
     if "remove" in directions:
-        l_max = max(l_max, math.exp(min(eps_max + spread, 700.0)) * 1.01)
+        l_max = max(l_max, min(math.exp(min(eps_max + spread, 700.0)) * 1.01, q_high))
         cap = max(cap, m * l_max)
     if "add" in directions:
-        l_min = max(MIN_L_MIN, min(l_min, math.exp(-eps_max - spread) * 0.99))
+        l_min = min(l_min, math.exp(-eps_max - spread) * 0.99)
+    # below q_low the mass is negligible: the split onto [0, g_0] (upper side) or the first group
+    # (lower side) costs only on such outcomes (with E = 1 and remove, or tau below g_0, nothing)
+    l_min = max(MIN_L_MIN, l_min, q_low)
     where = f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}, epsilon near {eps_max:.4g}"
     atoms = max(l_max * m, cap) / g.h
     if atoms > min(MAX_SUM_ATOMS, MAX_POINTS):  # before LatticeGrid's own check, which would name cap
