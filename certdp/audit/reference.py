@@ -260,6 +260,12 @@ def _decimal_mid(lo: Fraction, hi: Fraction) -> Fraction:
     return mid if lo < mid < hi else (lo + hi) / 2
 
 
+def _short(x: Fraction, digits: int) -> Fraction:
+    """x rounded to ``digits`` significant decimal digits (a short exact decimal; floats only pick
+    the probe point, which needs no proof)."""
+    return Fraction(f"{float(x):.{digits}g}")
+
+
 def sigma_interval(
     meets: Callable[[Fraction], bool | None], guess: Fraction, rel_width: Fraction
 ) -> tuple[Fraction | None, Fraction | None, str]:
@@ -283,8 +289,11 @@ def sigma_interval(
             lo = s if lo is None else max(lo, s)
         if lo is not None and hi is not None:
             break
-        s = s / factor if verdict else s * factor
-        factor = factor * factor if factor < 4 else factor
+        # Probes rounded to 9 significant digits and factors to 6: exact products of 1001/1000
+        # squared again and again grow to 100k-bit rationals, slow and unprintable (any probe
+        # point is as good as another; only the verdicts at the probes are certified).
+        s = _short(s / factor if verdict else s * factor, 9)
+        factor = _short(factor * factor, 6) if factor < 4 else factor
     if lo is None or hi is None:
         return lo, hi, "no bracket found"
     while (hi - lo) > rel_width * hi:

@@ -174,14 +174,50 @@ def decimal_str(v: Fraction | int, name: str = "value") -> str:
     return f"-{text}" if v < 0 else text
 
 
+#: Widest numerator or denominator :func:`exact_str` spells out as ``p/q`` (about 3900 decimal
+#: digits, under CPython's 4300-digit int-to-str limit, which raises ValueError past it).
+MAX_RATIO_BITS = 13000
+
+
 def exact_str(v: Fraction | int) -> str:
     """Exact text of a rational for display and JSON records: its finite decimal when it has one
     (:func:`decimal_str`), else ``p/q`` (``1/3``). Certificates use decimal_str, which refuses p/q.
+    A ratio of integers wider than MAX_RATIO_BITS is never spelled out (that conversion alone
+    would raise or take seconds): it shows as its approximate size, :func:`approx_str`.
 
-    Contract: Fraction(exact_str(v)) == v exactly (an absurdly long value shows as p/q).
+    Contract: Fraction(exact_str(v)) == v exactly when v has a decimal of at most
+    MAX_DECIMAL_DIGITS digits or both its numerator and denominator have at most MAX_RATIO_BITS
+    bits; otherwise the text starts with ``~`` and is not a number (never a silent rounding).
     """
     v = Fraction(v)
     try:
         return decimal_str(v)
     except InvalidArgument:
+        pass
+    if max(v.numerator.bit_length(), v.denominator.bit_length()) <= MAX_RATIO_BITS:
         return f"{v.numerator}/{v.denominator}"
+    return approx_str(v)
+
+
+def approx_str(v: Fraction) -> str:
+    """Short text of a rational with huge terms: ``~1.2346e-3 (a ratio of 245000-bit integers)``.
+
+    Contract: five significant digits of v, computed from a 64-bit leading quotient (no integer is
+    ever converted to decimal, so any size is cheap); for display only, the ``~`` marks it as
+    approximate.
+    """
+    num, den = abs(v.numerator), v.denominator
+    bits = max(num.bit_length(), den.bit_length())
+    size = f"(a ratio of {bits}-bit integers)"
+    if num == 0:
+        return f"0 {size}"
+    shift = num.bit_length() - den.bit_length() - 64
+    # v ~ m * 2**shift with m a 64-bit integer: the leading quotient carries far more than 5 digits
+    m = num // (den << shift) if shift >= 0 else (num << -shift) // den
+    log10 = math.log10(m) + shift * math.log10(2)
+    exp = math.floor(log10)
+    mant = 10 ** (log10 - exp)
+    if round(mant, 4) >= 10:  # 9.99996 rounds up to the next decade
+        mant, exp = mant / 10, exp + 1
+    sign = "-" if v < 0 else ""
+    return f"~{sign}{mant:.4f}e{exp} {size}"
