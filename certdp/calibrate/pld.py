@@ -26,6 +26,7 @@ from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
 from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS
+from certdp.notions.cost import afford_round
 from certdp.notions.eps_delta import epsilon
 from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
@@ -155,7 +156,11 @@ def calibrate_pld(
     """
     start = time.perf_counter()
     qq = real("q", q, gt=0, le=1)
-    h = default_h(calibration_step(step)) if h is None else h
+    target_early = real("epsilon", eps, gt=0)
+    # a lattice resolves eps only to a fraction of its spacing: for a small target the default
+    # spacing shrinks with it (attack review: epsilon = 0.001 at q = 0.01, 1000 steps was refused
+    # as "not met even at sigma = 10000" by a 2^-9 lattice; it is met near sigma = 1500)
+    h = _spacing_for(target_early, default_h(calibration_step(step))) if h is None else h
     n = integer("steps", steps, ge=1)
     if n > MAX_PLD_STEPS:
         raise LimitExceeded(f"steps={n} exceeds {MAX_PLD_STEPS}, the most the PLD calibration composes: use --via rdp")
@@ -189,6 +194,9 @@ def calibrate_pld(
             cache.move_to_end(key)
         else:
             deadline.check(f"probing sigma={fmt_value(sigma)}")
+            # refused before it is built when its estimate passes the budgets left (issue 39: a
+            # probe at sigma = 1 with q = 0.5 and 10^5 steps ran to the time budget)
+            afford_round(compose(SubsampledGaussian(qq, sigma, d_name), n), d, hh)
             probes["coarse" if hh > h else "fine"] += 1
             pair = SubsampledGaussian(qq, sigma, d_name)
             cells = COARSE_CELLS if hh > h else 0  # coarse probes only steer: refuse big lattices early
@@ -218,7 +226,7 @@ def calibrate_pld(
 
     # a coarse bound that already decides a direction is what the certificate records for it: its
     # spacing must stay within what a verifier accepts (at --h 2^-6 the factor 8 would give 1/8)
-    coarse_h = max(h, min(h * COARSE_FACTOR, MAX_PLD_H))
+    coarse_h = max(h, min(h * COARSE_FACTOR, MAX_PLD_H, _pow2_floor(target / COARSE_RESOLUTION)))
     # the smallest sigma on the step lattice that a certificate records
     k_min = max(1, math.ceil(MIN_SIGMA / st))
     s_min = k_min * st
@@ -240,13 +248,27 @@ def calibrate_pld(
     # the budget is also checked inside each composition (between its products), not only between
     # probes: one probe at a fine h can take minutes
     with workprec(PLD_PREC), checkpoints(lambda: deadline.check("composing a PLD lattice")):
-        # the decisive direction: the larger coarse eps at sigma = 1 (the other is checked at the end)
-        main = max(dirs, key=lambda dn: eps_up(Fraction(1), dn, coarse_h))
+        start = _affordable_start(qq, n, d, dirs, coarse_h)
+        # the decisive direction: the larger coarse eps at the start (the other is checked at the
+        # end); a start whose coarse lattice cannot be formed (a fine spacing for a small target)
+        # moves up, where lattices are smaller
+        while True:
+            try:
+                first = {dn: eps_up(start, dn, coarse_h) for dn in dirs}
+                break
+            except LimitExceeded as exc:
+                start *= 4
+                if start > MAX_SIGMA:
+                    raise LimitExceeded(
+                        f"no sigma up to {MAX_SIGMA} has a coarse lattice at h={exact_str(coarse_h)} ({exc}): "
+                        "calibrate with --via rdp"
+                    ) from None
+        main = max(dirs, key=first.__getitem__)
 
         def coarse(sigma: float) -> float:
             return float(eps_up(Fraction(sigma).limit_denominator(10**12), main, coarse_h)) - float(target)
 
-        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets)
+        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets, float(start))
         k = max(k_min, math.ceil(Fraction(sigma_c) / st))
         if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
             newton = (k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st
@@ -349,6 +371,57 @@ def calibrate_pld(
 
 
 def _gallop(meets: Callable[[int], bool], k: int, k_min: int, k_max: int) -> int:
+    """:func:`_gallop_proved` with a probe whose lattice cannot be formed (LimitExceeded: lattices
+    grow as sigma shrinks) counted as not proved to meet (attack review: a walk down from a claim
+    reached sigma = 0.001, whose lattice refused, and that refusal ended the calibration).
+
+    Contract: as :func:`_gallop_proved`; every returned k met the target by a certified probe.
+    """
+
+    def proved(kk: int) -> bool:
+        try:
+            return meets(kk)
+        except LimitExceeded:
+            return False
+
+    return _gallop_proved(proved, k, k_min, k_max)
+
+
+#: the finest spacing the default gives a target eps: eps / CALIBRATION_RESOLUTION (a power of two)
+CALIBRATION_RESOLUTION = 1024
+
+#: and the coarse search's: eps / COARSE_RESOLUTION
+COARSE_RESOLUTION = 128
+
+
+def _pow2_floor(x: Fraction) -> Fraction:
+    """The largest power of two <= x (x > 0)."""
+    k = x.numerator.bit_length() - x.denominator.bit_length()
+    p = Fraction(2) ** k
+    while p > x:
+        p /= 2
+    while p * 2 <= x:
+        p *= 2
+    return p
+
+
+def _spacing_for(target: Fraction, h: Fraction) -> Fraction:
+    """The default spacing ``h`` of the step, made at most target / CALIBRATION_RESOLUTION (a power
+    of two); LimitExceeded (naming --via rdp) when that is below MIN_PLD_H, the finest spacing a
+    certificate records. Only steers (any spacing is sound).
+
+    Contract: a power of two in [MIN_PLD_H, h] when h is one; no enclosure.
+    """
+    fine = min(h, _pow2_floor(target / CALIBRATION_RESOLUTION))
+    if fine < MIN_PLD_H:
+        raise LimitExceeded(
+            f"epsilon={fmt_value(target)} needs a lattice finer than h={exact_str(MIN_PLD_H)}, the finest a "
+            "certificate records: calibrate with --via rdp"
+        )
+    return fine
+
+
+def _gallop_proved(meets: Callable[[int], bool], k: int, k_min: int, k_max: int) -> int:
     """The least k' >= k_min found with meets(k') proved and meets(k' - 1) not (k' = k_min when
     it meets): from k, steps of 1, 2, 4, ... toward the change of ``meets``, then bisection.
 
@@ -431,15 +504,37 @@ def _power_text(h: Fraction) -> str:
     return exact_str(h)
 
 
-def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple[float, float]:  # noqa: ANN001
+def _affordable_start(q: Fraction, n: int, delta: Fraction, dirs: list[str], h: Fraction) -> Fraction:
+    """Where the search starts: sigma = 1, or the first of 4, 16, ... whose coarse probes fit the
+    budgets left by the cost estimate (certdp.notions.cost; lattices shrink as sigma grows, so a
+    larger sigma is cheaper), so that a first probe never runs to the time budget; LimitExceeded
+    (naming --via rdp) when none up to MAX_SIGMA fits. Only steers the search.
+
+    Contract: a power of 4 in [1, MAX_SIGMA]; computes nothing certified.
+    """
+    sigma, reason = Fraction(1), ""
+    while sigma <= MAX_SIGMA:
+        try:
+            for d_name in dirs:
+                afford_round(compose(SubsampledGaussian(q, sigma, d_name), n), delta, h)
+            return sigma
+        except LimitExceeded as exc:
+            reason = str(exc)
+        sigma *= 4
+    raise LimitExceeded(
+        f"no sigma up to {MAX_SIGMA} can be probed within the budgets ({reason}); calibrate with --via rdp"
+    )
+
+
+def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets, start: float = 1.0) -> tuple[float, float]:  # noqa: ANN001
     """A root of the decreasing float function f (eps(sigma) - target) to 1e-4 relative, by
-    bracketing from sigma = 1 (power-law steps) and the Illinois method on (log sigma, log eps);
+    bracketing from sigma = ``start`` (power-law steps) and the Illinois method on (log sigma, log eps);
     returns (root, slope at the root). Floats
     only: the result proposes, certified evaluations decide. LimitExceeded (naming epsilon) when
     the root lies outside [lo_lim, hi_lim] or where the lattice cannot be formed; there (lattices
     grow as 1/sigma^2) it first asks ``floor_meets()`` whether lo_lim meets the target already,
     and if so returns lo_lim."""
-    a = 1.0
+    a = start
     fa = f(a)
     b, fb = a, fa
     while fa * fb > 0:  # step toward the sign change
@@ -450,7 +545,11 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets) -> tuple
         ratio = min(4.0, max(0.25, (max(fb + target, 1e-300) / target) ** (1 / 1.5)))
         b = b * ratio * (1.03 if fb > 0 else 0.97)
         if b > hi_lim:
-            raise LimitExceeded(f"epsilon={target:g} is not met even at sigma={hi_lim:g} (the calibration limit)")
+            raise LimitExceeded(
+                f"epsilon={target:g} is not proved even at sigma={hi_lim:g} (the calibration limit) on the "
+                "lattice of the search (its bound there is the lattice's, not the true eps): calibrate with "
+                "--via rdp, or a finer --h"
+            )
         if b <= lo_lim:
             if a <= lo_lim:  # the floor meets the target: the first lattice point is the answer
                 return lo_lim, -1.0
