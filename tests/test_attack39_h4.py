@@ -4,9 +4,18 @@ budget, and input checks are uniform (duplicate keys, non-ASCII digits, control 
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
+import mpmath
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from certdp.audit.reference import sigma_interval
+from certdp.cli import main
+from certdp.enclose import lower_float, to_ball, upper_float, workprec
+from certdp.notions.eps_delta import _exp_at_most_1
 from certdp.pairs.params import MAX_RATIO_BITS, exact_str
 
 
@@ -42,3 +51,52 @@ def test_sigma_bracket_probes_stay_short_and_undecided_is_one_short_line() -> No
     assert max(max(p.numerator.bit_length(), p.denominator.bit_length()) for p in probes) < 200
     assert reason.startswith("undecided at sigma=") and "\n" not in reason and len(reason) < 60
     assert Fraction(reason.split("=")[1]) == probes[-1]
+
+
+# F2: a delta and a TV are at most 1; a conversion bound or chi^2 past the enclosure range
+# (e^1000000) gave exit 2 "exceeds the range of certdp enclosures" on valid input.
+
+
+def _run_json(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, object]]:
+    code = main([*argv, "--json"])
+    out = capsys.readouterr().out
+    return code, (json.loads(out) if out.strip() else {})
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--q", "1e-5", "--sigma", "0.03", "--steps", "1000", "--eps", "0.001", "--via", "rdp"],
+        ["--q", "0.999999", "--sigma", "0.01", "--steps", "1000000", "--eps", "1e-6", "--via", "rdp"],
+    ],
+)
+def test_delta_past_the_enclosure_range_is_capped_at_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, rec = _run_json(["delta", "subsampled-gaussian", *argv], capsys)
+    assert code == 0, rec
+    assert Fraction(str(rec["upper"])) == 1 and Fraction(str(rec["lower"])) >= 0
+    assert any("capped at 1" in w for w in rec["warnings"]), rec  # type: ignore[union-attr]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(-1e7, 50), st.floats(0, 1e3))
+def test_exp_at_most_1_contains_min_1_exp(mid: float, rad: float) -> None:
+    lo, hi = mid - rad, mid + rad
+    with workprec(64):
+        ball = to_ball(lo).union(to_ball(hi))
+        got = _exp_at_most_1(ball)
+        for x in (lo, mid, hi):
+            truth = min(mpmath.mpf(1), mpmath.exp(mpmath.mpf(x)))
+            assert lower_float(got) <= truth <= upper_float(got)
+        # never e^hi itself (which overflows the enclosure range): 1 plus ball rounding at most
+        assert upper_float(got) <= 1 + 2.0**-20
+
+
+def test_tv_closed_form_at_a_tiny_sigma_answers_with_the_log_of_chi2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, rec = _run_json(["tv", "random-allocation", "--steps", "10", "--epochs", "1", "--sigma", "0.001"], capsys)
+    assert code == 0, rec
+    assert Fraction(str(rec["upper"])) <= 1 and Fraction(str(rec["accuracy_upper"])) <= 1
+    assert rec["chi2_upper"] is None
+    with mpmath.workdps(60):  # log(1 + (e^{1/sigma^2} - 1)/M), E = 1
+        truth = mpmath.log1p(mpmath.expm1(mpmath.mpf(10) ** 6) / 10)
+        got = mpmath.mpf(str(rec["log1p_chi2_upper"]))
+        assert truth <= got <= truth * (1 + mpmath.mpf(10) ** -15)

@@ -127,6 +127,12 @@ def render_calibration(rec: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _chi2_text(rec: dict[str, object]) -> str:
+    if rec.get("chi2_upper") is None:  # past the enclosure range: its log instead
+        return f"exp({rec['log1p_chi2_upper']})"
+    return str(rec["chi2_upper"])
+
+
 def render_tv(rec: dict[str, object]) -> str:
     params = ", ".join(f"{k}={v}" for k, v in rec["params"].items())  # type: ignore[union-attr]
     head = f"total variation of random-allocation({params}), method {rec['method']}"
@@ -137,7 +143,7 @@ def render_tv(rec: dict[str, object]) -> str:
             [
                 head,
                 f"  certified TV upper bound U(c_E) = {rec['tv_upper']}  (enclosure [{rec['lower']}, {rec['upper']}])",
-                f"  membership-attack accuracy <= {rec['accuracy_upper']}, chi^2 c_E <= {rec['chi2_upper']}",
+                f"  membership-attack accuracy <= {rec['accuracy_upper']}, chi^2 c_E <= {_chi2_text(rec)}",
             ]
         )
     extra = f"error estimate {rec['error_estimate']}" if "error_estimate" in rec else f"standard error {rec['stderr']}"

@@ -25,7 +25,12 @@ from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Un
 from certdp.notions import CONVERSION_TARGET, cgf, gap, kl, rdp, rho_detail
 from certdp.notions.accountant import PLD_PREC, SWITCH_PREFIX, delta, epsilon
 from certdp.notions.tv_certified import auto_grid, tv_bound
-from certdp.notions.tv_closed_form import attack_accuracy_upper, chi2_epochs, tv_upper_closed_form
+from certdp.notions.tv_closed_form import (
+    attack_accuracy_upper,
+    chi2_epochs,
+    log1p_chi2_epochs,
+    tv_upper_closed_form,
+)
 from certdp.notions.tv_numeric import approx_tv_lattice, approx_tv_monte_carlo
 from certdp.pairs import PrivacyPair, RandomAllocation
 from certdp.pairs.params import integer, real
@@ -100,7 +105,14 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
         target = target_from_args(args, DEFAULT_TARGET)
         enc = tv_upper_closed_form(pair, target)
         acc = attack_accuracy_upper(pair, target)
-        chi2 = chi2_epochs(pair, target)
+        chi2_text: dict[str, object] = {}
+        try:
+            chi2_text["chi2_upper"] = chi2_epochs(pair, target).upper_str()
+        except Unsupported:
+            # c_E ~ e^1000000 at sigma = 0.001 is past the range of an Enclosure; U(c_E) <= 1 and the
+            # accuracy are not: they are answered, and c_E is given by the upper end of log(1 + c_E)
+            chi2_text["chi2_upper"] = None
+            chi2_text["log1p_chi2_upper"] = log1p_chi2_epochs(pair, target).upper_str()
         return enclosure_record(
             "tv_upper",
             enc,
@@ -108,7 +120,7 @@ def run_tv(args: argparse.Namespace, pair: PrivacyPair, inputs: dict[str, object
             certified=True,
             tv_upper=enc.upper_str(),
             accuracy_upper=acc.upper_str(),
-            chi2_upper=chi2.upper_str(),
+            **chi2_text,
             means="[lower, upper] encloses the closed-form bound U(c_E) of arXiv:2610.09651, an upper bound on "
             "TV (not an enclosure of TV: --method certified gives that)",
         )

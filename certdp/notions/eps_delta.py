@@ -122,6 +122,13 @@ def _clamp(res: ConversionResult, given: str) -> ConversionResult:
     elif res.quantity == "delta" and lo < 0 and hi <= 1:
         # delta = exp(inf G) > 0: a negative lower end is ball rounding, not information
         return replace(res, enclosure=Enclosure.from_bounds(0, hi, enc.prec_bits))
+    elif res.quantity == "delta" and lo >= 1:
+        # the grid search caps exp(G) at 1 (_exp_at_most_1): a lower end of 1 means G >= 0 at every order
+        notes.append(
+            f"the conversion bound is at least 1 at eps={given} on the searched orders (capped at 1: delta "
+            "<= 1 always holds): delta = 1, no guarantee at this eps"
+        )
+        clamped = Enclosure.from_bounds(Fraction(1), Fraction(1), enc.prec_bits)
     elif res.quantity == "delta" and hi > 1:
         clamped = Enclosure.from_bounds(max(min(lo, Fraction(1)), Fraction(0)), min(hi, Fraction(1)), enc.prec_bits)
         if lo > 1:
@@ -217,6 +224,14 @@ def _on_grid(
 
     enc = refine(compute, target, what=quantity)
     return ConversionResult(quantity, enc, via, float(info["t"] + 1), grid, tuple(t + 1 for t in ts))
+
+
+def _exp_at_most_1(g: Ball) -> Ball:
+    """A ball containing min(1, e^g) for every g in the ball: e^min(g, 0), never an e^g that
+    overflows. Sound for delta: the hockey-stick divergence is at most 1."""
+    zero = to_ball(0)
+    # exp is increasing: the hull of its values at the two ends (exp of a wide ball is far wider)
+    return g.lower().min(zero).exp().union(g.upper().min(zero).exp())
 
 
 def _uses_grid(pair: PrivacyPair, via: str, orders: Iterable[Number] | None) -> bool:
@@ -341,13 +356,14 @@ def delta(
 ) -> ConversionResult:
     """Certified delta at ``eps``: enclosure of exp(inf_t G(t)), G(t) = K(t) - t eps + log c_t.
 
-    Contract: the enclosure contains exp of inf over the searched t of G; its upper end is a
-    sound delta. Real orders: certified search on the convex G, with G(0+) = 0. Head bound on
-    (0, t0]: the secant of G through t0 and 2 t0, extended left, lies below G (convexity); its
-    minimum on [0, t0] is at an end. Tail bound on [T, inf): the secant through T/2 and T,
-    extended right; if its slope is not certainly >= 0 the tail is unbounded below, except
-    when the pair's loss is bounded by D_inf <= eps, where G -> -inf and delta = 0 exactly
-    (pure DP). Proof of the bound: docs/math.md §3; proofs_checks ``ct_max``, ``log_ct_convex``.
+    Contract: the enclosure contains exp of inf over the searched t of G (on an order grid, min(1,
+    that): delta <= 1 always); its upper end is a sound delta. Real orders: certified search on the
+    convex G, with G(0+) = 0. Head bound on (0, t0]: the secant of G through t0 and 2 t0, extended
+    left, lies below G (convexity); its minimum on [0, t0] is at an end. Tail bound on [T, inf):
+    the secant through T/2 and T, extended right; if its slope is not certainly >= 0 the tail is
+    unbounded below, except when the pair's loss is bounded by D_inf <= eps, where G -> -inf and
+    delta = 0 exactly (pure DP). Proof of the bound: docs/math.md §3; proofs_checks ``ct_max``,
+    ``log_ct_convex``.
     """
     require_pair(pair), require_target(target)
     _check_via(via)
@@ -360,8 +376,11 @@ def delta(
         return K(t) - t * eb() + _log_ct(t)
 
     if _uses_grid(pair, via, orders):
-        # exp is increasing, so min over the grid of exp(G) = exp(min G)
-        return _notes(_on_grid("delta", pair, orders, lambda t: G(t).exp(), via, target), pair, fmt_value(eps))
+        # exp is increasing, so min over the grid of exp(G) = exp(min G); capped at 1 (delta <= 1
+        # always): exp of a G near 1e6 at every order would leave the range of an Enclosure
+        return _notes(
+            _on_grid("delta", pair, orders, lambda t: _exp_at_most_1(G(t)), via, target), pair, fmt_value(eps)
+        )
 
     loss = pair.max_loss_ball() if via == "rdp" else None
     kl = r.ball if r is not None else None  # via zcdp: K(t) = rho t(t+1), so K'(0) = rho

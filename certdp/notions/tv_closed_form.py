@@ -57,16 +57,31 @@ def chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Encl
     return refine(lambda: chi2_epochs_ball(pair), target, what="chi2")
 
 
+def log1p_chi2_epochs(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
+    """Contract: contains log(1 + c_E) = E log1p((e^{1/sigma^2}-1)/M) (docs/math.md §9.2): the
+    size of a c_E beyond the range of an Enclosure (sigma = 0.001 gives c_E ~ e^1000000)."""
+    return refine(lambda: pair.epochs * pair.chi2_one_epoch().log1p(), target, what="log1p_chi2")
+
+
 def tv_upper_closed_form(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains U(c_E); its upper end is a certified upper bound on TV(P^E, Q^E)
+    """Contract: contains U(c_E) < 1 (upper end capped at 1); its upper end is a certified upper bound on TV(P^E, Q^E)
     (arXiv:2610.09651 Thm 3.3; docs/math.md §8 and §9.2; proofs_checks
     ``ra_u_cauchy_schwarz``, ``ra_u_tight``)."""
-    return refine(lambda: u_of_c(chi2_epochs_ball(pair)), target, what="tv_upper")
+    return _at_most_1(refine(lambda: u_of_c(chi2_epochs_ball(pair)), target, what="tv_upper"))
+
+
+def _at_most_1(enc: Enclosure) -> Enclosure:
+    """``enc`` with its upper end capped at 1, for a quantity known to be < 1 (U(c) = c/(1+c) and
+    1/2 + U/2): an end above 1 is ball rounding only (sigma = 0.001 gave 1.0000000000000000002)."""
+    if enc.upper <= 1:
+        return enc
+    return Enclosure.from_bounds(min(enc.lower, Fraction(1)), Fraction(1), enc.prec_bits)
 
 
 def attack_accuracy_upper(pair: RandomAllocation, target: Target = DEFAULT_TARGET) -> Enclosure:
-    """Contract: contains 1/2 + U(c_E)/2; its upper end bounds every balanced membership attack."""
-    return refine(lambda: (1 + u_of_c(chi2_epochs_ball(pair))) / 2, target, what="accuracy")
+    """Contract: contains 1/2 + U(c_E)/2 < 1 (upper end capped at 1); its upper end bounds every
+    balanced membership attack."""
+    return _at_most_1(refine(lambda: (1 + u_of_c(chi2_epochs_ball(pair))) / 2, target, what="accuracy"))
 
 
 def tpr_upper(pair: RandomAllocation, fpr: Number, target: Target = DEFAULT_TARGET) -> Enclosure:
