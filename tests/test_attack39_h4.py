@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from pathlib import Path
 
 import mpmath
 import pytest
@@ -100,3 +101,35 @@ def test_tv_closed_form_at_a_tiny_sigma_answers_with_the_log_of_chi2(capsys: pyt
         truth = mpmath.log1p(mpmath.expm1(mpmath.mpf(10) ** 6) / 10)
         got = mpmath.mpf(str(rec["log1p_chi2_upper"]))
         assert truth <= got <= truth * (1 + mpmath.mpf(10) ** -15)
+
+
+# F4: a claim whose parameter is outside its domain is the file's fault (exit 2), not imprecise (3).
+CLAIM_FILE = """[paper]
+id = "x"
+title = "t"
+authors = "a"
+arxiv = "1607.00133"
+
+[[claim]]
+id = "c1"
+where = "w"
+printed = "1.0"
+quote = "q"
+statement = "s"
+kind = "value"
+quantity = "eps_rdp_grid"
+params = {{ q = "{q}", sigma = "4", steps = 10, delta = "1e-5", grid = "moments-2-32", conversion = "classic" }}
+"""
+
+
+def test_claim_with_a_parameter_out_of_its_domain_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text(CLAIM_FILE.format(q="1e-999"))
+    html = tmp_path / "r.html"
+    assert main(["claims", "check", "--file", str(bad), "--jobs", "1", "--html", str(html)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "c1" in err and "q=" in err and "1e-100" in err, err
+    assert not html.exists()  # refused before any report is written
+    good = tmp_path / "good.toml"  # the same file with a q in range computes (refuted or imprecise: not 2)
+    good.write_text(CLAIM_FILE.format(q="0.01"))
+    assert main(["claims", "check", "--file", str(good), "--jobs", "1"]) in (0, 1, 3)

@@ -18,6 +18,8 @@ class Outcome:
     interval: Interval | None
     error: str = ""
     seconds: float = 0.0
+    #: the error is the claim's input's fault (an InvalidArgument: exit 2), not certdp's precision
+    bad_input: bool = False
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class ClaimResult:
     other: Interval | None = None
     error: str = ""
     seconds: float = 0.0
+    bad_input: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """Contract: a JSON-ready record: ids, source, printed number, status, enclosures, evidence."""
@@ -70,6 +73,8 @@ class ClaimResult:
         ):
             if val:
                 rec[key] = val
+        if self.bad_input:
+            rec["bad_input"] = True
         return rec
 
 
@@ -109,20 +114,20 @@ def _hull(xs: list[Interval], detail: str) -> Interval:
     return Interval(lo, hi, detail)
 
 
-def _measure(claim: Claim, results: dict[str, Outcome]) -> tuple[list[Interval], float, str]:
+def _measure(claim: Claim, results: dict[str, Outcome]) -> tuple[list[Interval], float, Outcome | None]:
     """The certified intervals a claim is judged on: [value] (an aggregate combined), or [left,
-    right] of a relation; with the seconds spent and the first error ("" when none)."""
+    right] of a relation; with the seconds spent and the first failed outcome (None when none)."""
     sides = [_side(claim.left, results), _side(claim.right, results)] if claim.kind == "relation" else []
     outs = sides or [results[r.key] for r in claim.refs]
     seconds = sum(o.seconds for o in outs)
-    errors = [o.error for o in outs if o.error]
-    if errors:
-        return [], seconds, errors[0]
+    failed = [o for o in outs if o.error]
+    if failed:
+        return [], seconds, failed[0]
     ivs = [o.interval for o in outs]
     assert all(iv is not None for iv in ivs)
     if claim.kind == "relation" or claim.aggregate is None:
-        return ivs[:2] if claim.kind == "relation" else ivs[:1], seconds, ""  # type: ignore[return-value]
-    return [combine(ivs, claim.aggregate, f"{claim.aggregate} over {len(ivs)} settings")], seconds, ""  # type: ignore[arg-type]
+        return ivs[:2] if claim.kind == "relation" else ivs[:1], seconds, None  # type: ignore[return-value]
+    return [combine(ivs, claim.aggregate, f"{claim.aggregate} over {len(ivs)} settings")], seconds, None  # type: ignore[arg-type]
 
 
 def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outcome]) -> ClaimResult:
@@ -150,11 +155,13 @@ def judge(claim: Claim, results: dict[str, Outcome], identities: dict[str, Outco
         )
     seconds, ivs = 0.0, []
     for part in claim.corners or (claim,):
-        got, secs, error = _measure(part, results)
+        got, secs, failed = _measure(part, results)
         seconds += secs
-        if error:
+        if failed is not None:
+            error = failed.error
+            why = "its input is invalid" if failed.bad_input else "certdp could not certify it"
             return ClaimResult(
-                claim, "imprecise", f"certdp could not certify it: {error}", error=error, seconds=seconds
+                claim, "imprecise", f"{why}: {error}", error=error, seconds=seconds, bad_input=failed.bad_input
             )
         ivs.append(got)
     over = ""

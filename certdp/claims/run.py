@@ -18,7 +18,7 @@ from certdp.claims.check import ClaimResult, Outcome, judge
 from certdp.claims.interval import Interval
 from certdp.claims.model import STATUSES, Claim, Ref, summarize
 from certdp.claims.quantities import all_deps, compute
-from certdp.errors import CertdpError
+from certdp.errors import CertdpError, InvalidArgument
 
 Progress = Callable[[str, float], None]
 #: Most worker processes a run starts (also never more than there are computations).
@@ -67,8 +67,9 @@ def run_quantity(ref: Ref, resolved: dict[str, Interval]) -> Outcome:
     start = time.perf_counter()
     try:
         iv = compute(ref, resolved)
-    except CertdpError as exc:
-        return Outcome(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start)
+    except CertdpError as exc:  # an InvalidArgument is the claim file's fault: exit 2, not imprecise
+        bad = isinstance(exc, InvalidArgument)
+        return Outcome(None, f"{type(exc).__name__}: {exc}", time.perf_counter() - start, bad)
     except Exception as exc:  # a bug in one computation must not lose the whole run: reported, never confirmed
         return Outcome(None, f"internal error in {ref.name}: {type(exc).__name__}: {exc}", time.perf_counter() - start)
     return Outcome(iv, "", time.perf_counter() - start)
@@ -177,7 +178,7 @@ def check_claims(claims: Iterable[Claim], progress: Progress | None = None, work
                     failed = [d for d in deps if d.key not in resolved]
                     if failed:
                         why = f"needs {failed[0].label()}: {results[failed[0].key].error}"
-                        results[w.key] = Outcome(None, why)  # type: ignore[union-attr]
+                        results[w.key] = Outcome(None, why, bad_input=results[failed[0].key].bad_input)  # type: ignore[union-attr]
                         done += 1
                         continue
                     ready.append((k, w, {d.key: resolved[d.key] for d in deps}))

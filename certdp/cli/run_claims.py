@@ -16,7 +16,8 @@ from certdp.pairs.params import integer
 
 def run_claims_command(args: argparse.Namespace) -> dict[str, object]:
     """Runner of ``certdp claims check|list``. Contract: the record printed (--json) or rendered;
-    ``exit_code`` 1 when a claim is refuted, else 3 when one is imprecise, else 0."""
+    ``exit_code`` 1 when a claim is refuted, else 3 when one is imprecise, else 0; a claim whose
+    parameters are invalid (an InvalidArgument from its computation) raises InvalidArgument (exit 2)."""
     if args.files:
         if args.paper is not None:
             raise InvalidArgument(f"paper={args.paper} does not apply to --file (a file is one paper)")
@@ -59,6 +60,9 @@ def run_claims_command(args: argparse.Namespace) -> dict[str, object]:
         raise InvalidArgument(f"jobs={jobs} must be at most {MAX_WORKERS}")
     with progress_bar(args) as note:
         report = check_claims(claims, note, jobs)
+    bad = next((r for r in report.results if r.bad_input), None)
+    if bad is not None:  # the claim file is at fault (a parameter out of its domain), not certdp: exit 2
+        raise InvalidArgument(f"claim {bad.claim.uid}: {bad.error.removeprefix('InvalidArgument: ')}")
     rec = report.to_dict()
     if args.html is not None:
         write_atomic(args.html, render_html(report))
