@@ -13,9 +13,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from certdp.audit.adapters import Adapter, PeerValue, call_peer
+from certdp.audit.cases import Case
 from certdp.audit.reference import sigma_interval
+from certdp.audit.run import run_audit
 from certdp.cli import main
 from certdp.enclose import lower_float, to_ball, upper_float, workprec
+from certdp.errors import BudgetExhausted, Unsupported
 from certdp.notions.eps_delta import _exp_at_most_1
 from certdp.pairs.params import MAX_RATIO_BITS, exact_str
 
@@ -133,3 +137,56 @@ def test_claim_with_a_parameter_out_of_its_domain_exits_2(tmp_path: Path, capsys
     good = tmp_path / "good.toml"  # the same file with a q in range computes (refuted or imprecise: not 2)
     good.write_text(CLAIM_FILE.format(q="0.01"))
     assert main(["claims", "check", "--file", str(good), "--jobs", "1"]) in (0, 1, 3)
+
+
+# F5: certdp's own budget is never a peer's failure nor an inconclusive row: the audit stops, exit 3.
+
+
+def test_a_budget_spent_inside_a_peer_call_propagates() -> None:
+    def peer() -> float:
+        raise BudgetExhausted("max-seconds=30 ran out")
+
+    with pytest.raises(BudgetExhausted):
+        call_peer(peer)
+    value, _, error, _ = call_peer(lambda: 1 / 0)  # a peer's own failure is still a row
+    assert error.startswith("ZeroDivisionError") and value != value
+
+
+def test_a_budget_spent_in_a_reference_propagates(monkeypatch: pytest.MonkeyPatch) -> None:
+    import certdp.audit.reference as reference
+
+    def spent(*args: object, **kwargs: object) -> None:
+        raise BudgetExhausted("max-memory=64MiB: the next product does not fit")
+
+    monkeypatch.setattr(reference, "pld_bounds", spent)
+    with pytest.raises(BudgetExhausted, match="max-memory"):
+        reference.eps_pld_reference(Fraction(1, 100), Fraction(1), 10, Fraction(1, 10**5))
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise Unsupported("the lattice refuses")
+
+    monkeypatch.setattr(reference, "pld_bounds", refused)  # certdp's other failures: the RDP side, a reason
+    ref = reference.eps_pld_reference(Fraction(1, 100), Fraction(1), 10, Fraction(1, 10**5))
+    assert ref.lower is None and ref.upper is not None and "lattice refuses" in ref.reason
+
+
+class _SpentPeer(Adapter):
+    name = "spent"
+    package = "none"
+
+    def __init__(self) -> None:
+        self.path = "-"
+
+    def version(self) -> str:
+        return "0"
+
+    def evaluate(self, case: Case) -> list[PeerValue]:
+        return [self.value("m", "eps-pld", lambda: (_ for _ in ()).throw(BudgetExhausted("max-seconds=1 ran out")))]
+
+
+def test_run_audit_stops_at_certdp_budget_saying_how_far_it_got() -> None:
+    case = Case(id="c", q=Fraction(1, 100), steps=10, checks=("eps-pld",), sigma=Fraction(1), delta=Fraction(1, 10**5))
+    with pytest.raises(BudgetExhausted) as info:
+        run_audit([case], [_SpentPeer()])
+    msg = str(info.value)
+    assert "max-seconds=1 ran out" in msg and "0 of 1 case-peer runs" in msg and "peer spent" in msg

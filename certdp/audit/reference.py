@@ -33,7 +33,7 @@ from fractions import Fraction
 from certdp.calibrate.pld import calibrate_pld
 from certdp.cert.limits import MIN_PLD_H
 from certdp.enclose import Ball, Enclosure, Target, decimal_outward, inf_convex, refine, to_ball, workprec
-from certdp.errors import CertdpError
+from certdp.errors import BudgetExhausted, CertdpError
 from certdp.notions import rdp
 from certdp.notions.eps_delta import delta as rdp_delta
 from certdp.notions.eps_delta import epsilon
@@ -83,6 +83,8 @@ def _timed(quantity: str, run: Callable[[], tuple[Fraction | None, Fraction | No
     start = time.perf_counter()
     try:
         lo, hi, reason = run()
+    except BudgetExhausted:  # the command's own budget: the audit stops (exit 3), no row is judged
+        raise
     except CertdpError as exc:  # a reference certdp cannot certify leaves the verdict inconclusive
         lo, hi, reason = None, None, f"certdp: {exc}"
     return Reference(quantity, lo, hi, time.perf_counter() - start, reason)
@@ -195,6 +197,8 @@ def _exact_or_rdp(
             try:
                 lo, hi = _pld(pair, rel_width, **query)
                 return lo, hi, ""
+            except BudgetExhausted:  # the command's budget is spent: no fallback, the audit stops
+                raise
             except CertdpError as exc:
                 reason = f"lattice bounds refused ({exc}); upper side from the RDP conversion only"
         else:

@@ -26,6 +26,7 @@ from certdp.audit.reference import (
 )
 from certdp.audit.tolerance import Tolerance, tolerance
 from certdp.audit.verdict import FLOAT_SLACK, VERDICTS, Judgement, judge
+from certdp.errors import BudgetExhausted
 from certdp.pairs.params import exact_str
 
 Progress = Callable[[str, float], None]
@@ -237,7 +238,9 @@ def run_audit(
     ``slack`` (relative; default certdp.audit.verdict.FLOAT_SLACK), the roundoff tolerance of the
     peer's method (certdp.audit.tolerance.tolerance) and the value's ``estimate`` mark.
     A case that names ``peers`` is asked of those adapters only. ``progress`` (description,
-    fraction done) is called as the work advances."""
+    fraction done) is called as the work advances. certdp's own BudgetExhausted (a reference or a
+    checkpoint past --max-seconds or --max-memory) is never a row: it propagates, saying how far
+    the audit got."""
     start = time.perf_counter()
     refs = References()
     rows: list[Row] = []
@@ -250,11 +253,17 @@ def run_audit(
             if case.peers and adapter.name not in case.peers:
                 done += 1
                 continue
-            for pv in adapter.evaluate(case):
-                ref = refs.for_value(case, pv)
-                tol = row_tolerance(case, pv)
-                judgement = judge(pv.value, ref, slack, tol.bound, pv.estimate, pv.side)
-                rows.append(Row(case, pv, ref, judgement, tol))
+            try:
+                for pv in adapter.evaluate(case):
+                    ref = refs.for_value(case, pv)
+                    tol = row_tolerance(case, pv)
+                    judgement = judge(pv.value, ref, slack, tol.bound, pv.estimate, pv.side)
+                    rows.append(Row(case, pv, ref, judgement, tol))
+            except BudgetExhausted as exc:  # certdp's own budget (--max-seconds, --max-memory): exit 3
+                raise BudgetExhausted(
+                    f"{exc} (audit: {done} of {total} case-peer runs done, {len(rows)} rows; "
+                    f"stopped at case {case.id}, peer {adapter.name})"
+                ) from None
             done += 1
     if progress:
         progress("done", 1.0)

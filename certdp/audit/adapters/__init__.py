@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import ClassVar
 
 from certdp.audit.cases import Case
-from certdp.errors import InvalidArgument, Unsupported
+from certdp.errors import BudgetExhausted, InvalidArgument, Unsupported
 
 #: Peer name -> (adapter module, the pip package that provides the peer).
 PEERS: dict[str, tuple[str, str]] = {
@@ -212,6 +212,8 @@ def call_peer(fn: Callable[[], float]) -> tuple[float, float, str, str]:
             warnings.simplefilter("always")
             try:
                 value, error = float(fn()), ""
+            except BudgetExhausted:  # certdp's budget ran out during the call: not the peer's failure
+                raise
             except Exception as exc:  # a peer's own failure is a finding, not a certdp error
                 value, error = math.nan, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     finally:
