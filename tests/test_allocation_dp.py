@@ -157,13 +157,17 @@ def test_three_steps_match_quadrature(sigma: Fraction, eps: Fraction, direction:
 @settings(max_examples=3, deadline=None)
 @given(st.integers(4, 40), st.integers(1, 3), dec("0.8", "2"), dec("0.1", "1.5"), st.sampled_from(["remove", "add"]))
 @example(30, 2, Fraction(9, 10), Fraction(1), "remove")
+@example(32, 1, Fraction(4, 5), Fraction(31, 25), "add")
 def test_larger_steps_match_monte_carlo(m: int, e: int, sigma: Fraction, eps: Fraction, direction: str) -> None:
     enc = allocation_delta_bounds(sigma, m, e, eps, direction=direction, rel_width=None, slack=1e-4)
     n = max(20_000, 4_000_000 // (m * e))
     mean, se = delta_monte_carlo(m, e, float(sigma), float(eps), direction, n, seed=m * 1000 + e)
-    # a sound enclosure holds the true value; the estimate is within 5 standard errors of it
-    # except with probability ~6e-7 (the seed is fixed, so the test is deterministic)
-    assert float(enc.lower) - 5 * se <= mean <= float(enc.upper) + 5 * se, (enc, mean, se)
+    # a sound enclosure holds the true value mu; the estimate is within 5 standard deviations of
+    # it except with probability ~6e-7 (the seed is fixed, so the test is deterministic). The
+    # integrand lies in [0, 1], so its variance is at most mu <= upper: a rare event (few nonzero
+    # draws, whose sample standard error means nothing) is judged by sqrt(upper / n) instead
+    sd = max(se, math.sqrt(float(enc.upper) / n))
+    assert float(enc.lower) - 5 * sd - 10 / n <= mean <= float(enc.upper) + 5 * sd, (enc, mean, se)
 
 
 def test_default_eps_width_is_reached_and_inside_the_pld_accounting_band() -> None:
