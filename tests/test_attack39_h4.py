@@ -19,8 +19,9 @@ from certdp.audit.reference import sigma_interval
 from certdp.audit.run import run_audit
 from certdp.cli import main
 from certdp.enclose import lower_float, to_ball, upper_float, workprec
-from certdp.errors import BudgetExhausted, Unsupported
+from certdp.errors import BudgetExhausted, InvalidArgument, Unsupported
 from certdp.notions.eps_delta import _exp_at_most_1
+from certdp.notions.tv_numeric import approx_tv_monte_carlo
 from certdp.pairs.params import MAX_RATIO_BITS, exact_str
 
 
@@ -190,3 +191,28 @@ def test_run_audit_stops_at_certdp_budget_saying_how_far_it_got() -> None:
         run_audit([case], [_SpentPeer()])
     msg = str(info.value)
     assert "max-seconds=1 ran out" in msg and "0 of 1 case-peer runs" in msg and "peer spent" in msg
+
+
+# F6: the documented sigma range [1e-3, 1e4] of the numeric TV methods includes its ends (the float
+# 1e-3 is above 1/1000), and a sigma whose e^(1/sigma^2) overflows a float is refused with the
+# lattice's true reason, not an OverflowError traceback (sigma = 0.01 printed one).
+
+
+@pytest.mark.parametrize("sigma", ["0.001", "0.01", "0.03"])
+def test_tv_lattice_at_a_tiny_sigma_is_refused_for_its_size(sigma: str, capsys: pytest.CaptureFixture[str]) -> None:
+    for method in ("certified", "exact"):
+        argv = ["tv", "random-allocation", "--steps", "10", "--epochs", "1", "--sigma", sigma, "--method", method]
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and "outside" not in err and "more than 1e308" in err, err
+
+
+def test_tv_sigma_range_ends_are_inside() -> None:
+    from certdp.notions.tv_numeric import _sigma_in_range
+
+    assert _sigma_in_range("0.001") == 0.001 and _sigma_in_range("10000") == 1e4
+    for outside in ("0.000999", "10000.001"):
+        with pytest.raises(InvalidArgument, match="is outside"):
+            _sigma_in_range(outside)
+    value, se = approx_tv_monte_carlo(10, 1, "0.001", n=100)  # the end itself is computed
+    assert value == 1.0 and se == 0.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy.special import ndtr
@@ -28,6 +29,7 @@ from certdp.pairs.params import Number, integer, real
 #: sigma range of the numeric methods: below 1e-3 the ratio's variance e^{1/sigma^2} overflows a
 #: float, above 1e4 it underflows to 0 (and TV is below 1e-8 anyway: the closed-form bound says so).
 MIN_SIGMA, MAX_SIGMA = 1e-3, 1e4
+_MIN_SIGMA_EXACT, _MAX_SIGMA_EXACT = Fraction(1, 1000), Fraction(10**4)
 #: Longest array the lattice method builds (float64 entries; its FFTs hold a few arrays of twice
 #: this length, about 0.5 GiB at the limit).
 MAX_LATTICE_POINTS = 1 << 22
@@ -39,7 +41,9 @@ MAX_MC_DRAW = 4_000_000
 
 def _sigma_in_range(sigma: Number) -> float:
     s = real("sigma", sigma, gt=0)
-    if not MIN_SIGMA <= s <= MAX_SIGMA:
+    # compared exactly with the decimal ends: the float 1e-3 is slightly above 1/1000, which
+    # excluded the documented end sigma = 0.001 itself
+    if not _MIN_SIGMA_EXACT <= s <= _MAX_SIGMA_EXACT:
         raise LimitExceeded(
             f"sigma={fmt_value(sigma)} is outside [{MIN_SIGMA:g}, {MAX_SIGMA:g}], the range of the numeric TV "
             "methods (use the closed-form bound)"
@@ -69,10 +73,14 @@ def check_lattice_work(steps: int, epochs: int, sigma: Number, grid: dict[str, f
     Contract: returns only if sigma is in [MIN_SIGMA, MAX_SIGMA] and lattice_points <= MAX_LATTICE_POINTS.
     """
     s = _sigma_in_range(sigma)
-    points = lattice_points(steps, epochs, s, grid)
+    try:
+        points: float = lattice_points(steps, epochs, s, grid)
+    except OverflowError:  # e^{1/sigma^2} past the float range (sigma below about 0.0375)
+        points = math.inf
     if points > MAX_LATTICE_POINTS:
+        needs = f"{points:.3g}" if math.isfinite(points) else "more than 1e308 (e^(1/sigma^2) overflows a float)"
         raise LimitExceeded(
-            f"steps={steps}, epochs={epochs}, sigma={fmt_value(sigma)}: the numeric TV lattice needs {points:.3g} "
+            f"steps={steps}, epochs={epochs}, sigma={fmt_value(sigma)}: the numeric TV lattice needs {needs} "
             f"points, above the limit {MAX_LATTICE_POINTS} (about 0.5 GiB); use --method closed-form or monte-carlo"
         )
     return s
