@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certdp.audit.adapters import Adapter, PeerValue, call_peer
-from certdp.audit.cases import Case
+from certdp.audit.cases import Case, parse_cases
 from certdp.audit.reference import sigma_interval
 from certdp.audit.run import run_audit
 from certdp.cli import main
@@ -216,3 +216,27 @@ def test_tv_sigma_range_ends_are_inside() -> None:
             _sigma_in_range(outside)
     value, se = approx_tv_monte_carlo(10, 1, "0.001", n=100)  # the end itself is computed
     assert value == 1.0 and se == 0.0
+
+
+# F7: a JSON case file that names a key twice is refused (the last one won silently), like
+# certificates and events.
+ROW = '"q": 0.01, "sigma": 1, "steps": 10, "delta": 1e-5, "checks": ["eps-rdp"]'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[{"id": "a", ' + ROW + ', "id": "b"}]',
+        '{"case": [{"id": "a", ' + ROW + '}], "case": []}',
+        '[{"id": "a", ' + ROW + ', "sigma": 2}]',
+    ],
+)
+def test_json_cases_with_a_duplicate_key_exit_2(text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cases.json"
+    path.write_text(text)
+    assert main(["audit", "--cases", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "duplicate key" in err and str(path) in err, err
+    assert parse_cases(
+        text.replace(', "id": "b"', "").replace(', "case": []', "").replace(', "sigma": 2', ""), "json", "x"
+    )

@@ -240,6 +240,19 @@ def _allocation_fields(raw: dict[str, object], name: Callable[[str], str]) -> No
             )
 
 
+class _DuplicateKey(Exception):
+    """A JSON object names one key twice (the key is the message)."""
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _DuplicateKey(key[:40])
+        out[key] = value
+    return out
+
+
 def parse_cases(text: str, fmt: str, source: str) -> tuple[Case, ...]:
     """Cases from the text of a TOML or JSON case file (``fmt`` "toml" or "json").
 
@@ -247,7 +260,11 @@ def parse_cases(text: str, fmt: str, source: str) -> tuple[Case, ...]:
     file raises InvalidArgument naming ``source``.
     """
     try:
-        data: object = tomllib.loads(text) if fmt == "toml" else json.loads(text)
+        data: object = tomllib.loads(text) if fmt == "toml" else json.loads(text, object_pairs_hook=_no_duplicates)
+    except _DuplicateKey as exc:  # TOML refuses duplicates itself; JSON's last key would win silently
+        raise InvalidArgument(
+            f"cases={source}: duplicate key {fmt_value(repr(str(exc)))} (two readers could see two different cases)"
+        ) from None
     except (tomllib.TOMLDecodeError, json.JSONDecodeError, RecursionError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise InvalidArgument(f"cases={source} is not valid {fmt.upper()}: {first}") from None
