@@ -54,14 +54,18 @@ def parse_memory(text: str, name: str = "max-memory") -> int:
     """Bytes of a memory budget written as an integer with an optional unit (``4GiB``, ``500MB``,
     ``2g``, ``1073741824``; binary units KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB and k/m/g/t).
 
-    Contract: an int in [MIN_MEMORY, MAX_MEMORY], or InvalidArgument naming ``name`` and the value.
+    Contract: an int in [MIN_MEMORY, MAX_MEMORY] from ASCII digits, or InvalidArgument naming
+    ``name`` and the value.
     """
     from certdp.errors import InvalidArgument
 
     raw = str(text).strip()
     digits = raw.rstrip("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ").strip()
     unit = raw[len(digits) :].strip().lower() if digits else ""
-    if not digits or len(digits) > 20 or unit not in _UNITS or not digits.replace(".", "", 1).isdigit():
+    # isdigit() alone accepts Arabic-Indic and full-width digits (which Fraction reads): ASCII only,
+    # as for --max-seconds and every number flag
+    plain = digits.isascii() and digits.replace(".", "", 1).isdigit()
+    if not digits or len(digits) > 20 or unit not in _UNITS or not plain:
         raise InvalidArgument(f"{name}={fmt_value(text)} must be a size such as 4GiB, 500MB or 1073741824 (bytes)")
     value = int(Fraction(digits) * _UNITS[unit])
     if not MIN_MEMORY <= value <= MAX_MEMORY:

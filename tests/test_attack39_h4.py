@@ -17,6 +17,7 @@ from certdp.audit.adapters import Adapter, PeerValue, call_peer
 from certdp.audit.cases import Case, parse_cases
 from certdp.audit.reference import sigma_interval
 from certdp.audit.run import run_audit
+from certdp.budget import parse_memory
 from certdp.cli import main
 from certdp.enclose import lower_float, to_ball, upper_float, workprec
 from certdp.errors import BudgetExhausted, InvalidArgument, Unsupported
@@ -240,3 +241,17 @@ def test_json_cases_with_a_duplicate_key_exit_2(text: str, tmp_path: Path, capsy
     assert parse_cases(
         text.replace(', "id": "b"', "").replace(', "case": []', "").replace(', "sigma": 2', ""), "json", "x"
     )
+
+
+# F8: --max-memory takes ASCII digits only, like --max-seconds (٤GiB was accepted as 4 GiB).
+
+
+@pytest.mark.parametrize("text", ["\u0664GiB", "\uff14GiB", "\u0664\u0660\u0660MB", "1\u0660GiB"])
+def test_max_memory_refuses_non_ascii_digits(text: str) -> None:
+    with pytest.raises(InvalidArgument, match=r"max-memory=.* must be a size"):
+        parse_memory(text)
+
+
+def test_max_memory_still_reads_ascii_sizes() -> None:
+    assert parse_memory("4GiB") == 4 << 30 and parse_memory("500MB") == 500 * 10**6
+    assert parse_memory("1.5GiB") == 3 << 29
