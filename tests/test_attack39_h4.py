@@ -255,3 +255,27 @@ def test_max_memory_refuses_non_ascii_digits(text: str) -> None:
 def test_max_memory_still_reads_ascii_sizes() -> None:
     assert parse_memory("4GiB") == 4 << 30 and parse_memory("500MB") == 500 * 10**6
     assert parse_memory("1.5GiB") == 3 << 29
+
+
+# F9: one form for every file error ("event=FILE: ...", "cases='' must be a file path"), and a
+# control character in a path is echoed escaped.
+
+
+def test_an_event_field_error_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ev = tmp_path / "neg0.json"
+    ev.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": -0.0}')
+    assert main(["eps", "--event", str(ev), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"certdp: error: event={ev}: ") and "noise_multiplier" in err and err.count("event=") == 1
+
+
+def test_audit_cases_empty_path_is_named_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["audit", "--cases", ""]) == 2
+    assert "cases='' must be a file path" in capsys.readouterr().err
+
+
+def test_keygen_echoes_a_control_character_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "a\x01b"
+    assert main(["keygen", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "\x01" not in text and "a\\x01b" in text

@@ -293,7 +293,8 @@ def load_cases(path: str | Path) -> tuple[Case, ...]:
     regular file (/dev/zero, a FIFO, /proc), raises InvalidArgument naming the path (certdp.fileio).
     """
     p = Path(path)
-    text = read_text(p, "cases", MAX_CASE_FILE_BYTES)  # regular files only: /dev/zero is refused unread
+    # the path as given: Path("") is ".", which would be refused as a directory, not as no path
+    text = read_text(path, "cases", MAX_CASE_FILE_BYTES)  # regular files only: /dev/zero is refused unread
     return parse_cases(text, "json" if p.suffix.lower() == ".json" else "toml", str(path))
 
 

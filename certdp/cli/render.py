@@ -16,7 +16,8 @@ def render(rec: dict[str, object]) -> str:
         note = f"  note: {rec['not_rechecked_note']}\n" if rec.get("not_rechecked_note") else ""
         return f"{rec['certificate']}: valid, {who}\n  {checks}\n{note}  {rec['seconds']} s"
     if rec["quantity"] in ("keygen", "sign"):
-        return "\n".join(f"{k}: {v}" for k, v in rec.items() if k != "quantity")
+        # a path with a control character ($'a\x01b') is echoed escaped, never raw to the terminal
+        return "\n".join(f"{k}: {_visible(v)}" for k, v in rec.items() if k != "quantity")
     if rec["quantity"] == "calibration" and rec.get("via") == "pld":
         miss = rec["epsilon_lower_at_miss"]
         lines = [
@@ -125,6 +126,11 @@ def render_calibration(rec: dict[str, object]) -> str:
     if rec.get("certificate"):
         lines.append(f"  certificate written to {rec['certificate']}")
     return "\n".join(lines)
+
+
+def _visible(value: object) -> str:
+    text = str(value)
+    return text if text.isprintable() else repr(text)
 
 
 def _chi2_text(rec: dict[str, object]) -> str:

@@ -38,12 +38,18 @@ def event_pair_or_doc(args: argparse.Namespace) -> tuple[PrivacyPair | None, dic
             "describes the mechanism"
         )
     relation = relation_name(getattr(args, "relation", None) or "add_or_remove_one")
-    doc = load_any_event(args.event, relation)
-    if relation == "add_or_remove_one":
-        try:
-            return from_event(doc), doc, relation
-        except Unsupported:
-            pass  # several parts or directions: account_event below
+    try:
+        doc = load_any_event(args.event, relation)
+        if relation == "add_or_remove_one":
+            try:
+                return from_event(doc), doc, relation
+            except Unsupported:
+                pass  # several parts or directions: account_event below
+    except InvalidArgument as exc:  # a field's error names the file too, as the reader's errors do
+        prefix = f"event={fmt_value(args.event)}: "
+        if str(exc).startswith(prefix):
+            raise
+        raise type(exc)(prefix + str(exc)) from None
     return None, doc, relation
 
 
