@@ -204,7 +204,10 @@ def test_sign_into_an_unwritable_folder_is_a_one_line_error(
     def refuse(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied")
 
+    # the writer (certdp.fileio.write_atomic) makes its temporary with os.open and renames it
+    # with os.replace: a folder that refuses the rename (tests may run as root, so no chmod)
     monkeypatch.setattr(tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(os, "replace", refuse)
     code = main(["sign", str(cert), "--key", str(key)])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "cannot be written (PermissionError)" in err
