@@ -101,7 +101,7 @@ def test_the_first_bash_block_is_the_install_line_and_the_ci_test_command() -> N
     assert parts[0] == "pip install ."
     assert [p for p in parts[1:] if not p.startswith("certdp ")] == []
     assert parts[1:] == [cmd for cmd, _ in console_sessions()[0]], "example 1 must show the first command"
-    assert lines[1].startswith("pip install ") and lines[1].endswith("python -m pytest")
+    assert lines[1].startswith("pip install ") and lines[1].endswith('python -m pytest -m "not slow"')
 
 
 def test_every_other_code_block_is_run_by_this_file() -> None:
