@@ -109,6 +109,25 @@ goes (cProfile of the CIFAR-10 row at 0ea09da, 3.9 s under the profiler): one-st
 evaluations (`loss_tail`, one Python-level Arb call per cell, about 15 us each: 0.9 s), the
 fixed-point products (1.0 s + 0.2 s of rounding), the offset search's float steering (1.0 s,
 mostly tail evaluations of its windows), conversions to floats for the guides (0.5 s).
+
+After the fourth pass (2026-12-05, certdp at 2e9be11: the offset search steered by float tails,
+the float guide converted in C; enclosures unchanged bit for bit; `python benchmarks/bench_pld.py
+--rows 0,1,4,6 --no-calibration` while the test suite ran on both cores, so absolute times are
+~2-3x idle ones and the ratios are from one run):
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio |
+|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3931445, 2.3932745] | 5.4e-05 | 6.5 | 2.3932926 ABOVE | 1.3 | 4.9 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8225619, 2.8226982] | 4.8e-05 | 8.5 | 2.8227308 ABOVE | 1.5 | 5.7 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993656, 2.3994730] | 4.5e-05 | 2.9 | 2.3994394 | 2.5 | 1.2 |
+| 0.1, 1.5, 100, 1e-5 | [3.5357653, 3.5359226] | 4.4e-05 | 1.3 | 3.5358703 | 1.5 | 0.9 |
+
+An A/B of the CIFAR-10 query alone (`farm-bench -n 5 --vs 'python cifar_eps.py <4bcaa7c>' --
+python cifar_eps.py <2e9be11>`, pairs run in turn): CPU time ratio 0.88 (2.42 s against 2.74 s,
+imports included). The profile of the 10^6-step row (185 s under a load of 4): fixed-point
+products 103 s (300 of them, up to 2^22 coefficients), certified tail evaluations 43 s (427k
+calls), the lower side's construction 20 s. A ball-DFT composition route (acb.dft, pointwise
+powers) was measured at 1.7x the products' time on the same pmf (benchmarks/bench_compose_route.py).
 """
 
 from __future__ import annotations
