@@ -28,7 +28,15 @@ from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS
 from certdp.notions.cost import afford_round
 from certdp.notions.eps_delta import epsilon
-from certdp.notions.pld import COARSE_FACTOR, LatticeBounds, LossLattice, lattice_for, resolution, tuned_lattice
+from certdp.notions.pld import (
+    COARSE_FACTOR,
+    LatticeBounds,
+    LossLattice,
+    _pow2_floor,
+    lattice_for,
+    resolution,
+    tuned_lattice,
+)
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, exact_str, integer, real
@@ -392,17 +400,6 @@ CALIBRATION_RESOLUTION = 1024
 
 #: and the coarse search's: eps / COARSE_RESOLUTION
 COARSE_RESOLUTION = 128
-
-
-def _pow2_floor(x: Fraction) -> Fraction:
-    """The largest power of two <= x (x > 0)."""
-    k = x.numerator.bit_length() - x.denominator.bit_length()
-    p = Fraction(2) ** k
-    while p > x:
-        p /= 2
-    while p * 2 <= x:
-        p *= 2
-    return p
 
 
 def _spacing_for(target: Fraction, h: Fraction) -> Fraction:
