@@ -5,14 +5,16 @@ budget cannot afford (the search starts higher)."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import pytest
 
 from certdp.calibrate.pld import _affordable_start, _gallop, _spacing_for, calibrate_pld, default_h
+from certdp.cert.limits import MIN_PLD_H
 from certdp.enclose import workprec
 from certdp.enclose.work import metered
-from certdp.errors import LimitExceeded
+from certdp.errors import BudgetExhausted, LimitExceeded, PrecisionExhausted
 
 pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
 
@@ -61,7 +63,8 @@ def test_spacing_follows_the_target_and_refuses_below_the_finest() -> None:
     base = default_h(Fraction(1, 10**5))
     assert _spacing_for(Fraction(3), base) == base  # the usual targets keep the step's spacing
     assert _spacing_for(Fraction(1, 100), base) <= Fraction(1, 100) / 1024
-    with pytest.raises(LimitExceeded, match="--via rdp"):
+    assert _spacing_for(Fraction(2, 10**4), base) == MIN_PLD_H  # clamped to the finest recordable
+    with pytest.raises(PrecisionExhausted, match="cannot resolve"):
         _spacing_for(Fraction(1, 10**6), base)
 
 
@@ -71,3 +74,33 @@ def test_start_moves_up_when_the_first_probe_does_not_fit_the_budget() -> None:
     with metered(limit=2_000_000):
         start = _affordable_start(q, n, d, ["remove", "add"], h)
     assert start > 1
+
+
+@pytest.mark.slow  # about 20 s
+def test_tiny_target_at_the_finest_recordable_lattice_is_calibrated(capsys: pytest.CaptureFixture[str]) -> None:
+    # second attack review: "not proved even at sigma=10000 ... a finer --h" (exit 2); the CLI
+    # passed the step's spacing and bypassed the one that follows the target
+    from certdp.cli import main
+
+    argv = ["calibrate", "subsampled-gaussian", "--q", "0.01", "--steps", "1000", "--epsilon", "2e-4"]
+    assert main([*argv, "--delta", "1e-10", "--json"]) == 0
+    rec = json.loads(capsys.readouterr().out)
+    sigma = Fraction(rec["sigma"])
+    assert Fraction(rec["epsilon_upper"]) <= Fraction(2, 10**4)
+    assert optimistic_eps(float(sigma), 1000, 0.01, 1e-10) <= 2e-4
+
+
+def test_a_budget_refusal_inside_the_search_is_exit_3_not_bad_input(monkeypatch: pytest.MonkeyPatch) -> None:
+    # second attack review: calibrate exited 2 when a probe's estimate passed the time left
+    import certdp.calibrate.pld as cal
+
+    calls = {"n": 0}
+
+    def refuse_after_three(*args: object, **kwargs: object) -> None:
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise LimitExceeded("budget: more than the 2 s left")
+
+    monkeypatch.setattr(cal, "afford_round", refuse_after_three)
+    with workprec(128), pytest.raises(BudgetExhausted, match="stopped before probing"):
+        calibrate_pld("0.01", 500, "3", "1e-5")

@@ -24,7 +24,7 @@ from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_PLD_H, MIN_SIGMA, calib
 from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
-from certdp.errors import LimitExceeded, PrecisionExhausted, fmt_value
+from certdp.errors import BudgetExhausted, LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions import DEFAULT_INTEGER_ORDERS
 from certdp.notions.cost import afford_round
 from certdp.notions.eps_delta import epsilon
@@ -164,11 +164,6 @@ def calibrate_pld(
     """
     start = time.perf_counter()
     qq = real("q", q, gt=0, le=1)
-    target_early = real("epsilon", eps, gt=0)
-    # a lattice resolves eps only to a fraction of its spacing: for a small target the default
-    # spacing shrinks with it (attack review: epsilon = 0.001 at q = 0.01, 1000 steps was refused
-    # as "not met even at sigma = 10000" by a 2^-9 lattice; it is met near sigma = 1500)
-    h = _spacing_for(target_early, default_h(calibration_step(step))) if h is None else h
     n = integer("steps", steps, ge=1)
     if n > MAX_PLD_STEPS:
         raise LimitExceeded(f"steps={n} exceeds {MAX_PLD_STEPS}, the most the PLD calibration composes: use --via rdp")
@@ -178,6 +173,10 @@ def calibrate_pld(
             f"epsilon={fmt_value(eps)} is below {EPS_RESOLUTION} = 2^-40, the resolution of the lattice "
             "accountant's epsilon search"
         )
+    # a lattice resolves eps only to a fraction of its spacing: for a small target the default
+    # spacing shrinks with it (attack review: epsilon = 0.001 at q = 0.01, 1000 steps was refused
+    # as "not met even at sigma = 10000" by a 2^-9 lattice; it is met near sigma = 1500)
+    h = _spacing_for(target, default_h(calibration_step(step))) if h is None else h
     d = real("delta", delta, gt=0, lt=1)
     st = calibration_step(step)
     dirs = _directions(direction)
@@ -204,7 +203,13 @@ def calibrate_pld(
             deadline.check(f"probing sigma={fmt_value(sigma)}")
             # refused before it is built when its estimate passes the budgets left (issue 39: a
             # probe at sigma = 1 with q = 0.5 and 10^5 steps ran to the time budget)
-            afford_round(compose(SubsampledGaussian(qq, sigma, d_name), n), d, hh)
+            try:
+                afford_round(compose(SubsampledGaussian(qq, sigma, d_name), n), d, hh)
+            except LimitExceeded as exc:  # a budget, not an input error: exit 3 with how far it got
+                raise BudgetExhausted(
+                    f"the calibration stopped before probing sigma={_short(sigma)} at h={_power_text(hh)} "
+                    f"after {probes['coarse']} coarse and {probes['fine']} fine probes: {exc}"
+                ) from None
             probes["coarse" if hh > h else "fine"] += 1
             pair = SubsampledGaussian(qq, sigma, d_name)
             cells = COARSE_CELLS if hh > h else 0  # coarse probes only steer: refuse big lattices early
@@ -401,21 +406,25 @@ CALIBRATION_RESOLUTION = 1024
 #: and the coarse search's: eps / COARSE_RESOLUTION
 COARSE_RESOLUTION = 128
 
+#: the smallest target, in cells of the finest recordable lattice
+MIN_TARGET_CELLS = 16
+
 
 def _spacing_for(target: Fraction, h: Fraction) -> Fraction:
     """The default spacing ``h`` of the step, made at most target / CALIBRATION_RESOLUTION (a power
-    of two); LimitExceeded (naming --via rdp) when that is below MIN_PLD_H, the finest spacing a
-    certificate records. Only steers (any spacing is sound).
+    of two) but not below MIN_PLD_H, the finest spacing a certificate records; PrecisionExhausted
+    when the target is below MIN_TARGET_CELLS such spacings (no recordable lattice resolves it).
+    Only steers (any spacing is sound).
 
     Contract: a power of two in [MIN_PLD_H, h] when h is one; no enclosure.
     """
-    fine = min(h, _pow2_floor(target / CALIBRATION_RESOLUTION))
-    if fine < MIN_PLD_H:
-        raise LimitExceeded(
-            f"epsilon={fmt_value(target)} needs a lattice finer than h={exact_str(MIN_PLD_H)}, the finest a "
-            "certificate records: calibrate with --via rdp"
+    if target < MIN_TARGET_CELLS * MIN_PLD_H:
+        raise PrecisionExhausted(
+            f"epsilon={fmt_value(target)} is below {MIN_TARGET_CELLS} cells of the finest lattice a certificate "
+            f"records (h={exact_str(MIN_PLD_H)}): the lattice calibration cannot resolve it (--via rdp gives a "
+            "sound but looser sigma)"
         )
-    return fine
+    return max(MIN_PLD_H, min(h, _pow2_floor(target / CALIBRATION_RESOLUTION)))
 
 
 def _gallop_proved(meets: Callable[[int], bool], k: int, k_min: int, k_max: int) -> int:
@@ -542,10 +551,13 @@ def _solve(f, target: float, lo_lim: float, hi_lim: float, floor_meets, start: f
         ratio = min(4.0, max(0.25, (max(fb + target, 1e-300) / target) ** (1 / 1.5)))
         b = b * ratio * (1.03 if fb > 0 else 0.97)
         if b > hi_lim:
-            raise LimitExceeded(
-                f"epsilon={target:g} is not proved even at sigma={hi_lim:g} (the calibration limit) on the "
-                "lattice of the search (its bound there is the lattice's, not the true eps): calibrate with "
-                "--via rdp, or a finer --h"
+            # undecided, not bad input: the true eps at hi_lim may be below the target while the
+            # search lattice's bound is not (second attack review: 2e-4 at q = 0.01, 1000 steps)
+            raise PrecisionExhausted(
+                f"epsilon={target:g} is not proved at any sigma up to {hi_lim:g} (the calibration limit) by the "
+                f"search's lattice (its upper bound at sigma={a:g} is {fb + target:.6g}): the target is below what "
+                f"it resolves at this delta, or not met below sigma={hi_lim:g}; `certdp eps subsampled-gaussian "
+                f"--sigma {hi_lim:g} ...` shows the enclosure there"
             )
         if b <= lo_lim:
             if a <= lo_lim:  # the floor meets the target: the first lattice point is the answer

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from certdp.budget import Deadline
 from certdp.calibrate import calibrate_epsilon, calibrate_tv
-from certdp.calibrate.pld import SideResult, calibrate_pld, default_h
+from certdp.calibrate.pld import SideResult, calibrate_pld
 from certdp.cert.checks import claim_and_refutation
 from certdp.cert.crypto import MAX_KEY_FILE_BYTES, digest_hex, keygen, load_private_key, load_public_key_b64
-from certdp.cert.limits import MAX_PLD_H, MIN_PLD_H, calibration_step, recordable
+from certdp.cert.limits import MAX_PLD_H, MIN_PLD_H, recordable
 from certdp.cert.schema import validate
 from certdp.cert.strict_json import loads_strict, read_capped
 from certdp.cert.verify import verify_bytes
@@ -183,10 +183,12 @@ def _calibrate_pld(
 ) -> dict[str, object]:
     """calibrate subsampled-gaussian --via pld: the claim by the lattice upper bound, the
     refutation by the lattice lower bound (a proved violation), and the certificate of both."""
-    h = default_h(calibration_step(args.step)) if args.h is None else real("h", args.h, gt=0, le=1)
-    if h.numerator != 1 or h.denominator & (h.denominator - 1) or not MIN_PLD_H <= h <= MAX_PLD_H:
+    # no --h: calibrate_pld's default, which follows a small target (certdp.calibrate.pld._spacing_for)
+    h = None if args.h is None else real("h", args.h, gt=0, le=1)
+    if h is not None and (h.numerator != 1 or h.denominator & (h.denominator - 1) or not MIN_PLD_H <= h <= MAX_PLD_H):
+        lo, hi = MIN_PLD_H.denominator.bit_length() - 1, MAX_PLD_H.denominator.bit_length() - 1
         raise InvalidArgument(
-            f"h={fmt_value(args.h)} must be a power of two in [2^-16, 2^-4] (a certificate records it)"
+            f"h={fmt_value(args.h)} must be a power of two in [2^-{lo}, 2^-{hi}] (a certificate records it)"
         )
     with status_line(args, "calibrating sigma (PLD)") as update:
         res = calibrate_pld(

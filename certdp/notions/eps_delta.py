@@ -226,9 +226,17 @@ def _on_grid(
     return ConversionResult(quantity, enc, via, float(info["t"] + 1), grid, tuple(t + 1 for t in ts))
 
 
+#: below this exponent e^g is kept as it is (the signed infimum shows how far above 1 the bound is)
+EXP_KEPT = 4096
+
+
 def _exp_at_most_1(g: Ball) -> Ball:
-    """A ball containing min(1, e^g) for every g in the ball: e^min(g, 0), never an e^g that
-    overflows. Sound for delta: the hockey-stick divergence is at most 1."""
+    """e^g where g < EXP_KEPT, else a ball containing min(1, e^g) for every g in the ball:
+    e^min(g, 0), never an e^g that overflows the enclosures (attack review: G ~ 1e6 at every order).
+    Sound for delta either way: the hockey-stick divergence is at most 1, and _clamp caps the
+    sound value at 1."""
+    if g.upper() < EXP_KEPT:
+        return g.exp()
     zero = to_ball(0)
     # exp is increasing: the hull of its values at the two ends (exp of a wide ball is far wider)
     return g.lower().min(zero).exp().union(g.upper().min(zero).exp())
