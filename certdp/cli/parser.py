@@ -279,8 +279,9 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument(
                 "--rel-width",
                 help="pld without --h: target relative width (upper - lower)/upper of the enclosure in (0, 1) "
-                "(default 1e-4 for eps; delta: none, one lattice at the default spacing); the lattice is refined "
-                "until it is met, else exit 3 (PrecisionExhausted) with the width reached",
+                "(default 1e-4 for eps; delta: none, one lattice at the default spacing; random-allocation: 1e-3 "
+                "for eps, 1e-2 for delta); the lattice is refined until it is met, else exit 3 "
+                "(PrecisionExhausted) with the width reached",
             )
             p.add_argument("--orders", help="comma-separated Renyi orders to search instead of the default")
         if name == "tv":

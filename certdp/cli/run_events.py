@@ -93,6 +93,7 @@ def run_event_answer(args: argparse.Namespace, doc: dict[str, Any], relation: st
         "reason": ans.reason,
         "directions": list(ans.directions),
         "notes": list(ans.notes),
+        "via_note": "; ".join(ans.notes) or None,  # the text output's "note:" line (how the event was read)
         "lower_from": LOWER_TRIVIAL if ans.lower is None else ans.reason,
         "upper_from": ans.reason,
     }

@@ -269,6 +269,13 @@ def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
                 f"{name} under {rel}: a fixed batch of a dataset of public size n is defined for replace_one "
                 "(as in dp_accounting)"
             )
+        note = (
+            f"{name}: a replacement moves the sum by up to 2C, C one record's norm bound (the noise "
+            "multiplier is relative to C, as dp_accounting's PLD accountant reads it; its RDP accountant reads "
+            "it relative to 2C, i.e. as half of certdp's)"
+        )
+        if note not in w.notes:
+            w.notes.append(note)
         return _sampled(name, Fraction(b, n), get("event"), depth, mult, w, halve=True)
     if name == "SingleEpochTreeAggregationDpEvent":
         if rel == "replace_one":

@@ -274,7 +274,17 @@ def _run(
             warnings.append(route.reason)
 
     conv_fn = eps_delta.epsilon if quantity == "epsilon" else eps_delta.delta
-    conv = conv_fn(pair, raw, via=route.via, orders=orders, target=target)
+    try:
+        conv = conv_fn(pair, raw, via=route.via, orders=orders, target=target)
+    except Unsupported as exc:
+        if not route.switched:
+            raise
+        # neither accountant takes it: say both reasons (second attack review of issue 39: the
+        # conversion's own hint was the lattice route that had just refused)
+        raise Unsupported(
+            f"no accountant certifies this: {route.reason.removeprefix(SWITCH_PREFIX + ': ')}, and the "
+            f"{route.via} conversion needs a CGF ({str(exc).split(';')[0]})"
+        ) from None
     warnings.extend(conv.warnings)
     upper = conv.enclosure.upper
     lower, lower_from = Fraction(0), LOWER_TRIVIAL

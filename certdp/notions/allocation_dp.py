@@ -326,6 +326,13 @@ def _numeric_ref(pair: RandomAllocation) -> object:
 
     try:
         return tn.approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
+    except LimitExceeded as exc:
+        # the float lattice's own advice (--method) is the tv command's; eps and delta have --via rdp
+        # (second attack review of issue 39: a flag that eps, delta and calibrate do not accept)
+        why = str(exc).split("; use --method")[0]
+        raise LimitExceeded(
+            f"{why}: the lattice bounds of random allocation cannot be sized here; --via rdp gives a sound upper bound"
+        ) from None
     except PrecisionExhausted:
         s = float(pair.sigma)
         g = tn.default_grid(pair.steps, pair.epochs, s)
@@ -339,7 +346,10 @@ def _numeric_ref(pair: RandomAllocation) -> object:
 def _check_eps(eps: Number) -> Fraction:
     e = real("eps", eps, ge=0)
     if e > MAX_EPS:
-        raise LimitExceeded(f"eps={float(e):g} exceeds {MAX_EPS}, the largest epsilon certdp attempts here")
+        raise LimitExceeded(
+            f"eps={float(e):g} exceeds {MAX_EPS}, the largest epsilon the lattice bounds attempt here; --via rdp gives "
+            "a sound upper bound"
+        )
     return e
 
 

@@ -1,0 +1,49 @@
+"""Regression tests of the second attack review of issue 39 (2026-12-05): refusals name what
+works, conventions are stated in the output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from certdp.cli import main
+
+de = pytest.importorskip("dp_accounting.dp_event")
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_random_allocation_refusal_names_a_flag_that_works(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["eps", "random-allocation", "--steps", "10", "--epochs", "1", "--sigma", "10000", "--delta", "1e-5"]
+    code, _, err = run(argv, capsys)
+    assert code == 2 and "--via rdp" in err and "--method" not in err and err.count("\n") == 1
+    # and the flag it names answers
+    code, out, _ = run([*argv, "--via", "rdp", "--json"], capsys)
+    assert code == 0 and float(json.loads(out)["upper"]) < 0.01
+
+
+def test_no_accountant_gives_both_reasons(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Poisson-sampled Laplace past the lattice's 10^6 steps: RDP has no CGF for it either; the old
+    # message suggested --via pld, the route that had just refused
+    ev = tmp_path / "psl.json"
+    ev.write_text(
+        json.dumps(
+            de.SelfComposedDpEvent(de.PoissonSampledDpEvent(0.001, de.LaplaceDpEvent(1.0)), 2_000_000).to_named_tuple()
+        )
+    )
+    code, _, err = run(["eps", "--event", str(ev), "--delta", "1e-5"], capsys)
+    assert code == 2 and "no accountant certifies this" in err and "exceeds" in err and "CGF" in err
+    assert "(--via pld)" not in err
+
+
+def test_swor_output_states_the_replacement_convention(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ev = tmp_path / "swor.json"
+    ev.write_text(json.dumps(de.SampledWithoutReplacementDpEvent(1000, 10, de.GaussianDpEvent(1.0)).to_named_tuple()))
+    code, out, _ = run(["eps", "--event", str(ev), "--relation", "replace_one", "--delta", "1e-5"], capsys)
+    assert code == 0 and "note:" in out and "2C" in out
