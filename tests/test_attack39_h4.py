@@ -263,8 +263,9 @@ def test_max_memory_still_reads_ascii_sizes() -> None:
 
 
 def test_an_event_field_error_names_the_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    ev = tmp_path / "neg0.json"
-    ev.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": -0.0}')
+    # (-0.0 is a noise of 0: not private, answered eps = inf like 0.0; a negative noise is an error)
+    ev = tmp_path / "neg.json"
+    ev.write_text('{"class_name": "GaussianDpEvent", "noise_multiplier": -1.0}')
     assert main(["eps", "--event", str(ev), "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"certdp: error: event={ev}: ") and "noise_multiplier" in err and err.count("event=") == 1

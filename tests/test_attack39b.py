@@ -47,3 +47,34 @@ def test_swor_output_states_the_replacement_convention(tmp_path: Path, capsys: p
     ev.write_text(json.dumps(de.SampledWithoutReplacementDpEvent(1000, 10, de.GaussianDpEvent(1.0)).to_named_tuple()))
     code, out, _ = run(["eps", "--event", str(ev), "--relation", "replace_one", "--delta", "1e-5"], capsys)
     assert code == 0 and "note:" in out and "2C" in out
+
+
+def _event(tmp_path: Path, name: str, doc: object) -> str:
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_zero_noise_and_zero_count_are_answered_as_account_event_reads_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a Gaussian event of noise 0 exited 2 while a mixture of noise 0 answered eps = inf; a count
+    # of 0 exited 2 ("must be >= 1") while -3 said "must be >= 0"
+    g0 = _event(tmp_path, "g0", de.GaussianDpEvent(0.0).to_named_tuple())
+    code, out, _ = run(["eps", "--event", g0, "--delta", "1e-5", "--json"], capsys)
+    assert code == 0 and json.loads(out)["upper"] == "inf"
+    zero = de.SelfComposedDpEvent(de.GaussianDpEvent(1.0), 0).to_named_tuple()
+    code, out, _ = run(["eps", "--event", _event(tmp_path, "c0", zero), "--delta", "1e-5", "--json"], capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["status"] == "nothing" and rec["upper"] == rec["lower"] == "0"
+
+
+def test_one_sided_event_labels_its_upper_end_as_the_conversion(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rr = de.SelfComposedDpEvent(de.RandomizedResponseDpEvent(0.5, 2), 10**9).to_named_tuple()
+    argv = ["eps", "--event", _event(tmp_path, "rr", rr), "--delta", "1e-5", "--relation", "replace_one", "--json"]
+    code, out, _ = run(argv, capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["sides"] == "upper"
+    assert "trivial" not in rec["upper_from"] and "conversion" in rec["upper_from"]

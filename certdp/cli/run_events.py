@@ -43,8 +43,10 @@ def event_pair_or_doc(args: argparse.Namespace) -> tuple[PrivacyPair | None, dic
         if relation == "add_or_remove_one":
             try:
                 return from_event(doc), doc, relation
-            except Unsupported:
-                pass  # several parts or directions: account_event below
+            except (Unsupported, InvalidArgument):
+                # several parts or directions, or values only account_event reads (a count of 0
+                # releases nothing; a zero noise is not private: eps = inf), as load_any_event checked
+                pass
     except InvalidArgument as exc:  # a field's error names the file too, as the reader's errors do
         prefix = f"event={fmt_value(args.event)}: "
         if str(exc).startswith(prefix):
@@ -95,7 +97,9 @@ def run_event_answer(args: argparse.Namespace, doc: dict[str, Any], relation: st
         "notes": list(ans.notes),
         "via_note": "; ".join(ans.notes) or None,  # the text output's "note:" line (how the event was read)
         "lower_from": LOWER_TRIVIAL if ans.lower is None else ans.reason,
-        "upper_from": ans.reason,
+        "upper_from": ans.reason
+        if ans.sides != "upper"
+        else "a sound upper end (" + "; ".join(part.split(" (")[0] for part in ans.reason.split("; ")) + " conversion)",
     }
     if ans.upper == math.inf:  # a non-private event: eps = inf is the stated answer
         ends = {"lower": "inf", "upper": "inf", "width": "0", "prec_bits": prec}
