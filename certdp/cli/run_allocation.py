@@ -63,36 +63,24 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
     inputs["params"] = {**pair.params(), "direction": direction, "k": str(k)}  # type: ignore[dict-item]
     start = time.perf_counter()
     with progress_bar(args) as note:
+        # eps(delta) or delta(eps): the same lattice bounds, read at a given delta or eps
         if args.command == "eps":
-            given = real("delta", args.delta, gt=0, lt=1)
+            given, bounds, name = real("delta", args.delta, gt=0, lt=1), allocation_eps_bounds, "epsilon"
             inputs["delta"] = args.delta
-            enc = allocation_eps_bounds(
-                pair.sigma,
-                pair.steps,
-                pair.epochs,
-                given,
-                direction=direction,
-                k=k,
-                rel_width=rel_width,
-                prec=prec,
-                progress=note,
-            )
-            name = "epsilon"
         else:
-            given = real("eps", args.eps, ge=0)
+            given, bounds, name = real("eps", args.eps, ge=0), allocation_delta_bounds, "delta"
             inputs["eps"] = args.eps
-            enc = allocation_delta_bounds(
-                pair.sigma,
-                pair.steps,
-                pair.epochs,
-                given,
-                direction=direction,
-                k=k,
-                rel_width=rel_width,
-                prec=prec,
-                progress=note,
-            )
-            name = "delta"
+        enc = bounds(
+            pair.sigma,
+            pair.steps,
+            pair.epochs,
+            given,
+            direction=direction,
+            k=k,
+            rel_width=rel_width,
+            prec=prec,
+            progress=note,
+        )
     return enclosure_record(
         name,
         enc,
