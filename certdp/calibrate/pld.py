@@ -162,7 +162,7 @@ def calibrate_pld(
     LimitExceeded for targets out of the calibration range, BudgetExhausted past ``max_seconds``
     (checked between probes and between the products of each composition).
     """
-    start = time.perf_counter()
+    began = time.perf_counter()
     qq = real("q", q, gt=0, le=1)
     n = integer("steps", steps, ge=1)
     if n > MAX_PLD_STEPS:
@@ -261,17 +261,17 @@ def calibrate_pld(
     # the budget is also checked inside each composition (between its products), not only between
     # probes: one probe at a fine h can take minutes
     with workprec(PLD_PREC), checkpoints(lambda: deadline.check("composing a PLD lattice")):
-        start = _affordable_start(qq, n, d, dirs, coarse_h)
+        sigma0 = _affordable_start(qq, n, d, dirs, coarse_h)
         # the decisive direction: the larger coarse eps at the start (the other is checked at the
         # end); a start whose coarse lattice cannot be formed (a fine spacing for a small target)
         # moves up, where lattices are smaller
         while True:
             try:
-                first = {dn: eps_up(start, dn, coarse_h) for dn in dirs}
+                first = {dn: eps_up(sigma0, dn, coarse_h) for dn in dirs}
                 break
             except LimitExceeded as exc:
-                start *= 4
-                if start > MAX_SIGMA:
+                sigma0 *= 4
+                if sigma0 > MAX_SIGMA:
                     raise LimitExceeded(
                         f"no sigma up to {MAX_SIGMA} has a coarse lattice at h={exact_str(coarse_h)} ({exc}): "
                         "calibrate with --via rdp"
@@ -281,7 +281,7 @@ def calibrate_pld(
         def coarse(sigma: float) -> float:
             return float(eps_up(Fraction(sigma).limit_denominator(10**12), main, coarse_h)) - float(target)
 
-        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets, float(start))
+        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets, float(sigma0))
         k = max(k_min, math.ceil(Fraction(sigma_c) / st))
         if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
             newton = (k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st
@@ -378,7 +378,7 @@ def calibrate_pld(
         sigma_miss=sigma - st,
         refutation=refutation,
         miss_reason=reason,
-        seconds=time.perf_counter() - start,
+        seconds=time.perf_counter() - began,
         probes=probes,
     )
 
