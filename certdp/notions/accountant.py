@@ -33,7 +33,15 @@ from fractions import Fraction
 
 from certdp.enclose import Enclosure, Target, current_prec, workprec
 from certdp.enclose.work import metered
-from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
+from certdp.errors import (
+    BudgetExhausted,
+    InvalidArgument,
+    LimitExceeded,
+    PrecisionExhausted,
+    Unsupported,
+    fmt_value,
+    invalid,
+)
 from certdp.notions import eps_delta
 from certdp.notions.eps_delta import CONVERSION_TARGET, ConversionResult
 from certdp.notions.gdp import gaussian_delta, gaussian_epsilon
@@ -218,7 +226,7 @@ def _run(
     target: Target,
     rel_width: Number | None = None,
 ) -> EpsDeltaResult:
-    from certdp.notions.cost import pld_cost_refusal
+    from certdp.notions.cost import REACH_PREFIX, pld_cost_refusal
     from certdp.notions.pld import pld_bounds
 
     _check_route(via)
@@ -260,6 +268,8 @@ def _run(
         try:
             # refused before any lattice is built when it cannot fit the caller's budget (certdp.notions.cost)
             over = pld_cost_refusal(pair, given if quantity == "epsilon" else None, h=hh, rel_width=rw)
+            if over is not None and via is not None and over[0].startswith(REACH_PREFIX):  # out of reach: exit 3
+                raise PrecisionExhausted(over[0].removeprefix(REACH_PREFIX))
             if over is not None:
                 raise (BudgetExhausted if over[1] and via is not None else LimitExceeded)(over[0])
             with workprec(max(current_prec(), PLD_PREC)):

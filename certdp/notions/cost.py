@@ -33,12 +33,13 @@ number.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.enclose import to_ball, workprec
 from certdp.enclose.work import fmt_bytes, headroom, product_bytes, resident, seconds_left
-from certdp.errors import BudgetExhausted, CertdpError, LimitExceeded
+from certdp.errors import BudgetExhausted, CertdpError, LimitExceeded, fmt_value
 from certdp.pairs import PrivacyPair
 
 #: absolute eps width of one round at spacing h, over n h^2 / S (measured 0.84 to 1.8 where the
@@ -65,6 +66,26 @@ ROUND_OVERHEAD = 8000
 #: points per side of zero of the float quadrature of one step's loss moments
 MOMENT_POINTS = 160
 
+#: a spacing counts as fitting the product limit when its predicted longest product is at most
+#: this multiple of the limit (the product model was 4-5% above the counted products near the
+#: limit: q = 0.001, sigma = 6.188176, 10^6 steps, delta = 1e-10: 2.07e6 vs 1.98e6 at h = 9 2^-22,
+#: 4.65e6 vs 4.45e6 at 2^-20)
+PRODUCT_SLACK = 1.05
+
+#: share of the second-order width model that a round's width is granted at least, on top of
+#: what the lower side's balancing leaves (the model was 0.84 to 1.8 of the measured widths;
+#: see WIDTH_CONSTANT)
+H2_FLOOR = 0.8
+
+#: the target counts as out of reach only when every spacing the products allow is predicted to
+#: leave at least this multiple of it (the prediction was 1.1 to 2.6 times below the widths
+#: measured: see :func:`pld_reach_refusal`)
+REACH_MARGIN = 1.25
+
+#: the lower side's balancing is probed only when the spacings between the finest that fits and
+#: the coarsest the second-order floor allows span at most this factor (three octaves)
+PROBE_BAND = 8
+
 
 @dataclass(frozen=True)
 class PldCost:
@@ -81,6 +102,15 @@ class PldCost:
     memory: int
     seconds: float = 0.0
     rounds: tuple[Fraction, ...] = field(default=())
+    #: the refinement model (eps(delta) without h only, else None / 0): the target width, the
+    #: finest spacing whose predicted products fit MAX_REFINE_PRODUCT (x PRODUCT_SLACK), the
+    #: second-order width's scale (width ~ WIDTH_CONSTANT x width_scale x h^2), the steps and eps
+    #: guessed for it (Gaussian regime)
+    goal: Fraction | None = None
+    fit_h: Fraction | None = None
+    width_scale: float = 0.0
+    steps: int = 0
+    eps_guess: float = 0.0
 
 
 def _tail(pair: PrivacyPair, x: float) -> float | None:
@@ -281,6 +311,9 @@ def pld_cost(
 
     # the rounds of the refinement, as pld_bounds steps them
     spacings = [h1]
+    goal = fit_h = None
+    scale = eps_guess = 0.0
+    n_all = 0
     if h is None and delta is not None:
         goal = DEFAULT_REL_WIDTH if rel_width is None else rel_width
         main_parts = max(model.values(), key=lambda ps: max(p.sd * math.sqrt(p.steps) for p in ps))
@@ -300,6 +333,8 @@ def pld_cost(
                 break  # it stops there (PrecisionExhausted, after the rounds so far)
             spacings.append(nxt)
             hh, w = nxt, width(nxt)
+        scale = n_all / spread / eps_guess
+        fit_h = _finest_fit(spacings[-1], lambda hh: round_cost(hh, False)[1], MAX_REFINE_PRODUCT, MIN_REFINE_H)
     work = longest = 0
     for i, hh in enumerate(spacings):
         u, top = round_cost(hh, i == 0)
@@ -310,16 +345,147 @@ def pld_cost(
     bits = 2 * units_of(1, longest) + longest.bit_length()
     limbs = (bits + 63) // 64
     seconds = work * (SECONDS_PER_COEFF + SECONDS_PER_COEFF_LIMB * limbs)
-    return PldCost(h1, cells, longest, bits, work, product_bytes(longest, bits), seconds, tuple(spacings))
+    return PldCost(
+        h1,
+        cells,
+        longest,
+        bits,
+        work,
+        product_bytes(longest, bits),
+        seconds,
+        tuple(spacings),
+        goal,
+        fit_h,
+        scale,
+        n_all,
+        eps_guess,
+    )
+
+
+def _finest_fit(start: Fraction, product: Callable[[Fraction], int], limit: int, finest: Fraction) -> Fraction | None:
+    """The finest spacing on the refinement's grid (steps of 3/4 or 4/3, four significant bits)
+    from ``start`` whose predicted longest ``product`` is at most PRODUCT_SLACK x ``limit``, not
+    below ``finest``; None when none fits up to 2^12 x ``start`` (the products only shrink with
+    a coarser spacing)."""
+    from certdp.notions.pld import _dyadic_floor
+
+    fits = lambda hh: product(hh) <= limit * PRODUCT_SLACK  # noqa: E731
+    hh = start
+    if not fits(hh):
+        for _ in range(40):  # about 2^16 in steps of 4/3
+            hh = _dyadic_floor(hh * 4 / 3)
+            if fits(hh):
+                return hh
+        return None
+    for _ in range(80):
+        nxt = _dyadic_floor(hh * 3 / 4)
+        if nxt < finest or not fits(nxt):
+            break
+        hh = nxt
+    return hh
+
+
+def _lower_leave(pair: PrivacyPair, h: Fraction, steps: int, eps: float, below: float) -> list[tuple[Fraction, float]]:
+    """(spacing, predicted relative eps the lower side gives away by its balancing) for the
+    spacings below ``below`` that the lower side may take at round spacing h
+    (certdp.notions.pld._lower_spacing's: h (1 + k/8), k = 0..LOWER_COARSER): ``steps`` times
+    the float imbalance per step of the tuned offset (certdp.notions.pld_lattice.tuned_offset)
+    over ``eps``. Float steering only."""
+    from certdp.notions.pld import LOWER_COARSER, _dyadic_floor
+    from certdp.notions.pld_lattice import lattice_for, tuned_offset
+    from certdp.notions.pld_split import MAX_EXTENT
+
+    out = []
+    spacings = [h, *(_dyadic_floor(h * (8 + k) / 8) for k in range(1, LOWER_COARSER + 1))]
+    for hc in dict.fromkeys(sp for sp in spacings if sp >= h and float(sp) < below):
+        _, imbalance = tuned_offset(pair, hc, base=lattice_for(pair, hc, 40, max_cells=MAX_EXTENT))
+        out.append((hc, steps * max(imbalance, 0.0) / eps))
+    return out
+
+
+def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str | None:
+    """Why the refinement to ``cost.goal`` cannot reach it within the product limit
+    (MAX_REFINE_PRODUCT), by the estimate ``cost`` of :func:`pld_cost` and a probe of the lower
+    side's balancing; None when it may (then the run decides, as before).
+
+    Why: the second-order width model of :func:`pld_cost` misses the lower side's balancing,
+    which near a hard edge of the loss gives away a first-order share per step that n steps
+    multiply (certdp.notions.pld._lower_spacing): measured, q = 0.001, sigma = 6.188176, 10^6
+    steps, delta = 1e-10, the lower ends left 3.9e-4, 1.2e-3 and 7e-4 of eps at h = 2^-17, 9 2^-22
+    and 10 2^-23 (the model: 3.5e-4, 2.8e-5, 8.7e-6), so the run stopped at relative width 3.9e-4
+    after 170e6 work units, most of them in rounds whose products passed the limit of 2^22. A
+    round at spacing h is predicted to leave at least H2_FLOOR times the second-order model plus
+    steps x the float imbalance per step of the lower side's tuned offset at h (the run measured
+    1.1 to 2.6 times that sum, at 9 2^-22 and 10 2^-23), over the guessed eps; the lower side's
+    coarser spacings count as rounds of their own. The refusal holds only when every spacing from
+    the finest whose products fit the limit (PRODUCT_SLACK) up to where H2_FLOOR x the model alone
+    reaches REACH_MARGIN x goal is predicted to leave more than REACH_MARGIN x goal, and those
+    spacings span at most PROBE_BAND (else the limit leaves room and the run decides). Both
+    directions are probed; the smaller prediction counts. On the benchmark rows that reach the
+    target (q = 0.001, sigma = 0.8, 10^5 and 10^6 steps, delta = 1e-8) the prediction stays 7 to
+    80 times below it.
+
+    Contract: a one-line reason naming rel-width and a --rel-width that fits, or None; float
+    steering only, computes nothing certified.
+    """
+    from certdp.notions.pld import MAX_REFINE_PRODUCT, _retunable, directions
+
+    if cost.goal is None or cost.fit_h is None or cost.eps_guess <= 0 or cost.width_scale <= 0:
+        return None
+    comps = directions(pair)
+    if not all(_retunable(parts, delta) for parts in comps.values()):
+        return None  # the lower side keeps the round's lattice: the model of pld_cost stands
+    bar = float(cost.goal) * REACH_MARGIN
+    share = H2_FLOOR * WIDTH_CONSTANT * cost.width_scale
+    top = math.sqrt(bar / share)  # coarser spacings leave more than bar by the second-order share alone
+    fit = float(cost.fit_h)
+    if top > fit * PROBE_BAND:
+        return None
+    best = math.inf
+    if top > fit:
+        try:
+            with workprec(64):
+                for parts in comps.values():
+                    pr, _ = parts[0]
+                    start = cost.fit_h
+                    while float(start) < top:
+                        for hc, leave in _lower_leave(pr, start, cost.steps, cost.eps_guess, top):
+                            best = min(best, leave + share * float(hc) ** 2)
+                            if best <= bar:
+                                return None  # a spacing that may reach the target: the run decides
+                        start *= 2
+        except (CertdpError, ArithmeticError, ValueError, OverflowError):
+            return None
+    else:
+        best = share * fit**2
+    if not math.isfinite(best):
+        return None
+    fits = 4 * best
+    digits = max(0, 1 - math.floor(math.log10(fits)))
+    accept = math.ceil(fits * 10**digits) / 10**digits
+    return (
+        f"{REACH_PREFIX}rel-width={fmt_value(cost.goal)} is out of reach of the lattice accountant: its products fit "
+        f"the limit of 2^{MAX_REFINE_PRODUCT.bit_length() - 1} coefficients down to h={float(cost.fit_h):.3g}, "
+        f"and every spacing from there to h={top:.3g} is predicted to leave a relative width of at least "
+        f"{best:.2g} (the lower side's balancing over {cost.steps} steps); pass --rel-width {accept:g} or larger, "
+        "or --via rdp for a sound upper bound at once"
+    )
+
+
+#: how the reason of :func:`pld_reach_refusal` starts (a caller that asked for the lattice by name
+#: raises PrecisionExhausted with the rest: the target, not a budget, is what does not fit)
+REACH_PREFIX = "precision: "
 
 
 def pld_cost_refusal(
     pair: PrivacyPair, delta: Fraction | None, *, h: Fraction | None = None, rel_width: Fraction | None = None
 ) -> tuple[str, bool] | None:
-    """Why the lattice accountant would refuse ``pair`` or pass the active budgets
-    (certdp.enclose.work: the caller's work limit, memory budget and time budget), by
-    :func:`pld_cost` (``h``, ``rel_width`` as it takes them), with whether it is a budget (True)
-    or a limit of the accountant (False); None if it may fit. A budget's reason names what to pass
+    """Why the lattice accountant would refuse ``pair``, could not reach the target width within
+    its product limit (:func:`pld_reach_refusal`: eps(delta) without ``h``; the reason starts with
+    REACH_PREFIX, flagged True), or would pass the active budgets (certdp.enclose.work: the
+    caller's work limit, memory budget and time budget), by :func:`pld_cost` (``h``,
+    ``rel_width`` as it takes them), with whether it is a budget or the target (True) or a limit
+    of the accountant (False); None if it may fit. A budget's reason names what to pass
     instead: --via rdp (a sound upper bound at once), a larger budget, or less precision.
 
     Contract: a one-line reason and a flag, or None; computes nothing certified.
@@ -330,6 +496,11 @@ def pld_cost_refusal(
         return str(exc), False
     if cost is None:
         return None
+    if delta is not None and h is None:
+        # a target the products cannot reach is refused before any lattice is built (issue 39)
+        reach = pld_reach_refusal(pair, delta, cost)
+        if reach is not None:
+            return reach, True
     units, memory = headroom()
     seconds = seconds_left()
     finest = min(cost.rounds, default=cost.h)
