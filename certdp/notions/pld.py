@@ -74,7 +74,15 @@ from certdp.notions.pld_lattice import (
     tuned_offset,
     upper_lattice_pmf,
 )
-from certdp.notions.pld_split import MAX_EXTENT, SplitLattice, bulk_bits, split_lattice, tail_pmf
+from certdp.notions.pld_split import (
+    MAX_EXTENT,
+    SplitLattice,
+    TailCells,
+    bulk_bits,
+    split_lattice,
+    tail_cells,
+    tail_pmf,
+)
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import exact_str, real
 
@@ -444,6 +452,7 @@ class LatticeBounds:
         self.max_product = max_product
         self._cells: dict[int, Cells] = {}
         self._composed: dict[str, FixedComposed] = {}
+        self._split_tails: dict[str, TailCells] = {}
 
     def composed(self, side: str) -> FixedComposed:
         """Contract: the product of the parts' powers of the ``side`` ("upper" or "lower") lattice
@@ -456,7 +465,9 @@ class LatticeBounds:
                 if 0 not in self._cells:
                     self._cells[0] = _cell_masses(self.pair, self.lattice)
                 bulk = build(self.pair, self.lattice, self._cells[0], ends=False)
-                tail, p_inf = tail_pmf(self.pair, self.split, side)
+                if "tails" not in self._split_tails:  # both sides read the same certified tails
+                    self._split_tails["tails"] = tail_cells(self.pair, self.split)
+                tail, p_inf = tail_pmf(self.pair, self.split, side, self._split_tails["tails"])
                 self._composed[side] = compose_split(
                     side, bulk, tail, self.split.lo, p_inf, self.steps, self.floor, self.max_product
                 )

@@ -285,11 +285,10 @@ def compose_split(
         res = fixed_add(b, t)
     else:
         p1 = fixed_power(b, steps - 1, up, _in_units(allowance, ref, bits), max_product, units)
-        # B^(n-1) B and B^(n-1) T: one copy each, the latter scaled by n (so n copies)
-        res = fixed_add(
-            fixed_mul(p1, b, up, max_product, units(1, p1.poly.length() + b.poly.length())),
-            fixed_scale(fixed_mul(p1, t, up, max_product, units(steps, p1.poly.length() + t.poly.length())), steps),
-        )
+        # B^n + n B^(n-1) T = B^(n-1) (B + n T): one product (two cost 0.1 s more at CIFAR-10 scale);
+        # B + n T is exact, so its product's floors are counted once, not n times
+        both = fixed_add(b, fixed_scale(t, steps))
+        res = fixed_mul(p1, both, up, max_product, units(1, p1.poly.length() + both.poly.length()))
         if up:  # the k >= 2 terms, counted at g = 1
             x = to_ball(steps) * to_ball(t.total()) * to_ball(2) ** -bits
             k2 = (x * x * x.exp() / 2).upper() * to_ball(2) ** res.bits

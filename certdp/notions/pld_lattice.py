@@ -344,16 +344,24 @@ def tuned_offset(
                     top_lo, top_hi = (mid, top_hi) if t is not None and t[0] > WINDOW_TOP_MASS else (top_lo, mid)
                 top = top_hi
 
-        # the window's cell masses and meeting cuts in floats where the pair has them (steering:
-        # the Arb tails were 0.9 s of 3.5 s of a CIFAR-10 eps, profiled 2026-12-05)
-        steer = _FloatSteering(pair) if pair.loss_tail_float(0.0) is not None else pair
+        # where the pair has float tails, the whole construction runs on float arrays
+        # (certdp.notions.pld_steer: the balls of float tails were 0.4 s of a 2 s CIFAR-10 eps,
+        # profiled 2026-12-05); else on the certified tails
+        from certdp.notions.pld_steer import float_imbalance  # it imports this module
+
+        floats = pair.loss_tail_float(0.0) is not None
 
         def cost(offset: Fraction) -> float:
             # the window lies inside the base lattice (an offset moves points by less than h); a
             # lattice of its own per offset (140 tail bits) once exceeded the cell limit at a fine h
             window = LossLattice(h, max(base.lo, k_lo - 160), top, offset)
-            groups = _lower_groups(steer, window, _cell_masses(steer, window))  # type: ignore[arg-type]
-            return _imbalance(groups, window, below=window.hi - window.lo - 8)  # not the cut top
+            below = window.hi - window.lo - 8  # not the cut top
+            if floats:
+                got = float_imbalance(pair, window, below)
+                if got is not None:
+                    return got
+            groups = _lower_groups(pair, window, _cell_masses(pair, window))
+            return _imbalance(groups, window, below=below)
 
         costs = {h * Fraction(j, tries): 0.0 for j in range(tries)}
         for offset in costs:

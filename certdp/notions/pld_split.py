@@ -15,12 +15,21 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, Enclosure, to_ball
+from certdp.enclose import Ball, to_ball
 from certdp.errors import Unsupported, invalid
 from certdp.notions.pld_lattice import LossLattice, lattice_for
 from certdp.pairs import PrivacyPair
 
-__all__ = ["SPLIT_MIN_CELLS", "TAIL_CELLS", "SplitLattice", "bulk_bits", "split_lattice", "tail_pmf"]
+__all__ = [
+    "SPLIT_MIN_CELLS",
+    "TAIL_CELLS",
+    "SplitLattice",
+    "TailCells",
+    "bulk_bits",
+    "split_lattice",
+    "tail_cells",
+    "tail_pmf",
+]
 
 #: a lattice is split only when its full range has more cells than this (and 2x its bulk)
 SPLIT_MIN_CELLS = 1 << 14
@@ -105,7 +114,35 @@ def split_lattice(
     return SplitLattice(core, lo, hi, s)
 
 
-def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tuple[int, Ball]], Ball]:
+#: the certified tails (P(L > l), Q(L > l)) at the coarse points of a split lattice: the left
+#: tail's, the right tail's, and those at point(lo) and point(hi)
+TailCells = tuple[list[tuple[Ball, Ball]], list[tuple[Ball, Ball]], tuple[Ball, Ball], tuple[Ball, Ball]]
+
+
+def tail_cells(pair: PrivacyPair, lat: SplitLattice) -> TailCells:
+    """Contract: balls containing the two tails of the loss at every coarse point of ``lat``
+    (:meth:`SplitLattice.coarse_points`) and at point(lo) and point(hi) (``pair.loss_tail``);
+    Unsupported for a pair without a loss distribution. Both sides of :func:`tail_pmf` share them."""
+    left, right = lat.coarse_points()
+    h, off = lat.bulk.h, lat.bulk.offset
+
+    def tails_at(ks: list[int]) -> list[tuple[Ball, Ball]]:
+        out = []
+        for k in ks:
+            t = pair.loss_tail(to_ball(off + h * k))
+            if t is None:
+                raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
+            out.append(t)
+        return out
+
+    tl = tails_at(left) if len(left) >= 2 else []
+    tr = tails_at(right) if len(right) >= 2 else []
+    return tl, tr, tails_at([lat.lo])[0], tails_at([lat.hi])[0]
+
+
+def tail_pmf(
+    pair: PrivacyPair, lat: SplitLattice, side: str, cells: TailCells | None = None
+) -> tuple[list[tuple[int, Ball]], Ball]:
     """The tails' P-masses on the fine grid, as (index from lat.lo, mass) pairs, and p_inf.
 
     "upper": each coarse cell (a, b] is split into atoms at a and b keeping its P- and Q-mass
@@ -123,22 +160,13 @@ def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tupl
     """
     left, right = lat.coarse_points()
     h, off = lat.bulk.h, lat.bulk.offset
-
-    def tails_at(ks: list[int]) -> list[tuple[Ball, Ball]]:
-        out = []
-        for k in ks:
-            t = pair.loss_tail(to_ball(off + h * k))
-            if t is None:
-                raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
-            out.append(t)
-        return out
+    tails_left, tails_right, at_lo, at_hi = cells if cells is not None else tail_cells(pair, lat)
 
     zero = to_ball(0)
     masses: list[tuple[int, Ball]] = []
-    for ks in (left, right):
+    for ks, tl in ((left, tails_left), (right, tails_right)):
         if len(ks) < 2:
             continue
-        tl = tails_at(ks)
         for j in range(1, len(ks)):
             p = (tl[j - 1][0] - tl[j][0]).max(zero)
             w = (tl[j - 1][1] - tl[j][1]).max(zero)
@@ -149,8 +177,7 @@ def tail_pmf(pair: PrivacyPair, lat: SplitLattice, side: str) -> tuple[list[tupl
             alpha_a = ((w - p * eb) / (ea - eb)).intersection(zero.union(p.upper()))
             masses.append((ks[j - 1] - lat.lo, alpha_a))
             masses.append((ks[j] - lat.lo, p - alpha_a))
-    edge_lo = tails_at([lat.lo])[0][0]
-    edge_hi = tails_at([lat.hi])[0][0]
+    edge_lo, edge_hi = at_lo[0], at_hi[0]
     if side == "upper":
         masses.append((0, 1 - edge_lo))  # the cell (-inf, point(lo)]: its P-mass at point(lo)
         return masses, edge_hi
@@ -165,6 +192,10 @@ def _merged_point(p: Ball, w: Ball, a: int, b: int, h: Fraction, off: Fraction) 
     from the ball's lower end), a when that cannot be shown (w not > 0, p not > 0)."""
     if not (p > 0 and w > 0):
         return a
-    lam = Enclosure.from_ball((p / w).log()).lower
-    k = math.floor((lam - off) / h)
+    # floor of the lower end of (log(p/w) - off)/h, in Arb (an Enclosure per cell cost 0.1 s of a
+    # CIFAR-10 epsilon): index k's point is then <= every loss in the ball
+    x = ((p / w).log() - to_ball(off)) / to_ball(h)
+    if not x.is_finite():
+        return a
+    k = int(x.lower().floor().unique_fmpz())
     return min(max(k, a), b)

@@ -11,13 +11,16 @@ import abc
 import functools
 from dataclasses import dataclass, fields
 from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from certdp.enclose import Ball, current_prec, to_ball, upper_float
 from certdp.errors import Unsupported, invalid
 from certdp.pairs.curvature import TiltedPoint, curvature_on, tilted_point
 from certdp.pairs.domain import work_limit
 from certdp.pairs.params import exact_str
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def decay_sup(form: tuple[Ball, Ball], T: float) -> Ball:
@@ -185,6 +188,23 @@ class PrivacyPair(abc.ABC):
         certified is computed from them).
         """
         return None
+
+    def loss_tails_float(self, ells: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`loss_tail_float` at every loss of the float array ``ells`` (pairs override it with
+        vectorised formulas; this default loops), or None when the pair has no float version.
+
+        Contract: two float arrays near the two tails of :meth:`loss_tail` at ``ells``; no
+        enclosure (steering only).
+        """
+        import numpy as np  # lazily: only the lattice accountant's steering needs it
+
+        if self.loss_tail_float(0.0) is None:
+            return None
+        pairs = [self.loss_tail_float(float(e)) for e in ells]
+        if any(t is None for t in pairs):
+            return None
+        out = np.array(pairs, dtype=float).reshape(len(pairs), 2)
+        return out[:, 0], out[:, 1]
 
     def loss_grid(self) -> LossGrid | None:
         """Where the atoms of the loss lie, for pairs whose loss has atoms (point masses): every
