@@ -129,7 +129,7 @@ def test_calibrate_one_step_brackets_the_gaussian_sigma(capsys: pytest.CaptureFi
     [
         (["--epsilon", "1"], "delta is required to calibrate random-allocation to (epsilon, delta)"),
         (["--epsilon", "1", "--delta", "1e-5", "--tv", "0.1"], "delta=1e-5 is not used by certdp calibrate"),
-        (["--epsilon", "1", "--delta", "1e-5", "--out", "x.json"], "out: certdp writes no certificate"),
+        (["--epsilon", "1", "--delta", "1e-5", "--out", "/nonexistent-dir/x.json"], "does not exist"),
         ([], "tv is required for random-allocation (--tv LAMBDA), or an (epsilon, delta) target"),
         (["--epsilon", "1", "--delta", "1e-5", "--k", "3"], "k=3 is not supported"),
         (["--tv", "0.1", "--k", "1"], "k=1 is not used by certdp calibrate random-allocation"),

@@ -23,6 +23,7 @@ from certdp.enclose import Enclosure, workprec
 from certdp.enclose.ball import readable_repr
 from certdp.errors import LimitExceeded, PrecisionExhausted
 from certdp.notions import allocation_dp as adp
+from certdp.notions.tv_certified import LatticeGrid
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, exact_str, integer, real
 
@@ -53,6 +54,10 @@ class AllocationDpCalibration:
     sigma_violated: Fraction | None
     evaluations: int
     seconds: float
+    #: the upper-side grid that proved the claim at sigma, and the lower-side grid that proved the
+    #: violation at sigma_miss (None without one): a certificate records them (certdp.cert.write)
+    grid: LatticeGrid | None = None
+    miss_grid: LatticeGrid | None = None
 
     __repr__ = readable_repr
 
@@ -92,6 +97,8 @@ class _Evaluator:
         self.m, self.e, self.eps, self.dirs = m, e, eps, dirs
         self.deadline, self.progress = deadline, progress
         self.count = 0
+        #: (upper grid, lower grid) of the last enclosure
+        self.grids: tuple[LatticeGrid, LatticeGrid] | None = None
 
     def enclose(self, sigma: Fraction, halvings: int) -> tuple[Fraction, Fraction]:
         self.count += 1
@@ -106,14 +113,18 @@ class _Evaluator:
         pair = RandomAllocation(self.m, sigma, self.e)
         ref = adp._numeric_ref(pair)
         up, low = adp._lattices(pair, 1e-6, float(self.eps), self.dirs, 128, ref, note, halvings)
+        self.grids = (up.lat.grid, low.lat.grid)
         with workprec(128):
             hi = Enclosure.from_ball(up.delta(self.eps, self.dirs), 128).upper
             lo = Enclosure.from_ball(low.delta(self.eps, self.dirs), 128).lower
         return max(lo, Fraction(0)), min(hi, Fraction(1))
 
-    def decide(self, sigma: Fraction, delta: Fraction) -> tuple[str, tuple[Fraction, Fraction] | None]:
-        """("meets", bounds) with upper <= delta proved, ("misses", bounds) with lower > delta
-        proved, or ("undecided", last bounds or None) after MAX_HALVINGS or at the work limits."""
+    def decide(
+        self, sigma: Fraction, delta: Fraction
+    ) -> tuple[str, tuple[Fraction, Fraction] | None, LatticeGrid | None]:
+        """("meets", bounds, upper grid) with upper <= delta proved, ("misses", bounds, lower
+        grid) with lower > delta proved, or ("undecided", last bounds or None, None) after
+        MAX_HALVINGS or at the work limits."""
         last = None
         for halvings in range(MAX_HALVINGS + 1):
             try:
@@ -121,11 +132,12 @@ class _Evaluator:
             except (LimitExceeded, PrecisionExhausted):
                 break
             last = (lo, hi)
+            assert self.grids is not None
             if hi <= delta:
-                return "meets", last
+                return "meets", last, self.grids[0]
             if lo > delta:
-                return "misses", last
-        return "undecided", last
+                return "misses", last, self.grids[1]
+        return "undecided", last, None
 
 
 def calibrate_eps_delta(
@@ -199,11 +211,12 @@ def calibrate_eps_delta(
             b, fb = x, fx
     kk = math.ceil(Fraction(b) / st)
     claim: tuple[Fraction, Fraction] | None = None
+    grid: LatticeGrid | None = None
     for _ in range(8):  # the coarse root is close; a few steps up cover its error
         sigma = kk * st
-        verdict, bounds = ev.decide(sigma, d)
+        verdict, bounds, found = ev.decide(sigma, d)
         if verdict == "meets":
-            claim = bounds
+            claim, grid = bounds, found
             break
         if verdict == "misses" and (violated is None or sigma > violated):
             violated = sigma
@@ -214,18 +227,19 @@ def calibrate_eps_delta(
             "within the work limits"
         )
     miss_bounds: tuple[Fraction, Fraction] | None = None
+    miss_grid: LatticeGrid | None = None
     reason: str | None = None
     for _ in range(8):  # walk down while the sigma below also meets the target
         sigma_miss = sigma - st
         if sigma_miss <= 0:
             reason = "sigma - step is not positive"
             break
-        verdict, bounds = ev.decide(sigma_miss, d)
+        verdict, bounds, found = ev.decide(sigma_miss, d)
         if verdict == "meets" and bounds is not None:
-            sigma, claim = sigma_miss, bounds
+            sigma, claim, grid = sigma_miss, bounds, found
             continue
         if verdict == "misses" and bounds is not None:
-            miss_bounds = bounds
+            miss_bounds, miss_grid = bounds, found
             violated = sigma_miss if violated is None or sigma_miss > violated else violated
         else:
             reason = (
@@ -253,4 +267,104 @@ def calibrate_eps_delta(
         sigma_violated=violated,
         evaluations=ev.count,
         seconds=time.perf_counter() - start,
+        grid=grid,
+        miss_grid=miss_grid,
     )
+
+
+#: the recorded ends of a certificate are multiples of 2^-END_BITS (exact dyadics)
+END_BITS = 40
+#: relative resolution of the bisection for the recorded ends
+END_RESOLUTION = Fraction(1, 2**24)
+
+
+@dataclass(frozen=True)
+class CertificateEnds:
+    """The ends a random-allocation (epsilon, delta) certificate records (certdp.cert.write
+    hockey_check): ``claim`` is an epsilon <= the target at which the claim's grid proves
+    delta_upper <= delta in every direction at sigma; ``refutation`` (None with ``reason``) an
+    epsilon > the target at which the miss grid proves delta_lower > delta in one direction at
+    sigma - step."""
+
+    claim: Fraction
+    refutation: Fraction | None
+    reason: str | None
+
+
+def _dyadic_floor(x: Fraction) -> Fraction:
+    return Fraction(math.floor(x * 2**END_BITS), 2**END_BITS)
+
+
+def _bisect(holds: Callable[[Fraction], bool], good: Fraction, bad: Fraction) -> Fraction:
+    """A dyadic point where ``holds`` is True, moved from ``good`` toward ``bad`` (``holds`` is
+    True at good) until the two are END_RESOLUTION apart relative (floats never decide)."""
+    for _ in range(64):
+        if abs(bad - good) <= max(abs(good), Fraction(1, 2**20)) * END_RESOLUTION:
+            break
+        mid = _dyadic_floor((good + bad) / 2)
+        if mid in (good, bad):
+            break
+        if holds(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def _loosened_end(end: Fraction, relation: str, threshold: Fraction, holds: Callable[[Fraction], bool]) -> Fraction:
+    """``end`` moved outward by certdp.cert.write.RECORD_SLACK relative (the margin for an
+    auditor's certdp that differs in the last bits) when the moved end still decides the relation
+    and is still proved on the same lattice, else ``end``."""
+    from certdp.cert.write import RECORD_SLACK
+
+    moved = end + abs(end) * RECORD_SLACK if relation == "<=" else end - abs(end) * RECORD_SLACK
+    decides = moved <= threshold if relation == "<=" else moved > threshold
+    return moved if decides and holds(moved) else end
+
+
+def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
+    """The epsilon ends a certificate of ``res`` records, each proved on the lattice the verifier
+    rebuilds (certdp.notions.allocation_dp.certificate_lattice of the recorded grid and target).
+
+    Contract: ``claim`` is a dyadic eps <= res.epsilon with hockey_decide True on the upper-side
+    lattice of res.grid at sigma (so the run is (claim, delta)-DP); ``refutation`` a dyadic eps in
+    (res.epsilon, res.epsilon + CERT_EPS_MARGIN] with hockey_decide True on the lower-side
+    lattice of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
+    eps' <= refutation), or None with ``reason``; docs/math.md §9.8. PrecisionExhausted when the
+    claim's grid does not prove the target (the calibration's lattice differs only in its
+    threshold range, so this is not expected).
+    """
+    if res.grid is None:
+        raise PrecisionExhausted("the calibration recorded no grid for its claim")
+    dirs = adp._directions(res.direction)
+    eps, d = res.epsilon, res.delta
+    up = adp.certificate_lattice(RandomAllocation(res.steps, res.sigma, res.epochs), res.grid, "upper", eps)
+
+    def meets(x: Fraction) -> bool:
+        return adp.hockey_decide(up, x, d, dirs)[0]
+
+    top = _dyadic_floor(eps)
+    if not meets(top):
+        raise PrecisionExhausted(
+            f"epsilon={exact_str(eps)}: the claim's grid at sigma={exact_str(res.sigma)} does not prove delta_upper "
+            "<= delta on the certificate lattice"
+        )
+    claim = Fraction(0) if meets(Fraction(0)) else _bisect(meets, top, Fraction(0))
+    claim = _loosened_end(claim, "<=", eps, meets)
+    if res.miss_grid is None:
+        return CertificateEnds(claim, None, res.miss_reason or "no violation was proved at sigma - step")
+    low = adp.certificate_lattice(RandomAllocation(res.steps, res.sigma_miss, res.epochs), res.miss_grid, "lower", eps)
+
+    def violates(x: Fraction) -> bool:
+        return adp.hockey_decide(low, x, d, dirs)[0]
+
+    start = top + Fraction(1, 2**END_BITS)  # the least dyadic of this resolution above eps
+    if not violates(start):
+        return CertificateEnds(
+            claim, None, "delta_lower at sigma - step is not > delta just above epsilon on the certificate lattice"
+        )
+    ceiling = eps + adp.CERT_EPS_MARGIN
+    refutation = (
+        ceiling if violates(ceiling) and _dyadic_floor(ceiling) == ceiling else _bisect(violates, start, ceiling)
+    )
+    return CertificateEnds(claim, _loosened_end(refutation, ">", eps, violates), None)

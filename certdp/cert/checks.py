@@ -3,7 +3,9 @@
 The JSON Schema only says that fields exist and look like decimals. This module says what a
 check may MEAN (verifier defects found by review, issue 12):
 - the method must fit the quantity and the relation: a TV claim ``<=`` is proved only by the
-  lattice UPPER bound, ``>`` only by the lattice LOWER bound; epsilon only through RDP orders;
+  lattice UPPER bound, ``>`` only by the lattice LOWER bound; epsilon of the subsampled Gaussian
+  through RDP orders or PLD lattices, epsilon of random allocation only through its hockey-stick
+  lattice (hockey-upper for ``<=``, hockey-lower for ``>``);
 - every number is read exactly (Fraction), within certdp.cert.limits, and grid values must be
   exact binary64 numbers with the shape the lattice construction needs (h and eta powers of
   two, cap a multiple of h, 0 < l_min < 1 < l_max);
@@ -30,6 +32,8 @@ _DECIMAL = re.compile(r"^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$")
 _COUNT = re.compile(r"^[1-9][0-9]{0,15}$")
 TV_SIDE = {"<=": "lattice-upper", ">": "lattice-lower"}
 PLD_SIDE = {"<=": "pld-upper", ">": "pld-lower"}
+HOCKEY_SIDE = {"<=": "hockey-upper", ">": "hockey-lower"}
+DIRECTIONS = ("remove", "add", "both")
 
 
 def bad(where: str, message: str) -> CertificateMalformed:
@@ -123,10 +127,15 @@ class Mechanism:
 
 
 def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
-    """Contract: exact, range-checked parameters of a random-allocation or subsampled-gaussian
-    mechanism; unknown, missing or extra parameters are CertificateMalformed."""
+    """Contract: exact, range-checked parameters of a random-allocation (with a direction for its
+    epsilon checks) or subsampled-gaussian mechanism; unknown, missing or extra parameters are
+    CertificateMalformed."""
     name, params = mech["name"], mech["params"]
     want = {"random-allocation": {"steps", "epochs", "sigma"}, "subsampled-gaussian": {"q", "sigma", "direction"}}[name]
+    if name == "random-allocation" and "direction" in params:
+        want = want | {"direction"}  # an epsilon check (check() says which quantity takes it)
+    if params.get("direction", "both") not in DIRECTIONS:
+        raise bad(f"{where}/params/direction", f"{params['direction']!r} must be remove, add or both")
     if set(params) != want:
         raise bad(f"{where}/params", f"keys {sorted(params)} must be exactly {sorted(want)} for {name}")
     sigma = _in_range(
@@ -137,10 +146,9 @@ def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
             raise bad(f"{where}/steps", "random-allocation gives its steps in params")
         steps = count(f"{where}/params/steps", params["steps"], L.MAX_RA_STEPS)
         epochs = count(f"{where}/params/epochs", params["epochs"], L.MAX_RA_EPOCHS)
-        return Mechanism(name, {"steps": steps, "epochs": epochs, "sigma": sigma}, 1)
+        out = {"steps": steps, "epochs": epochs, "sigma": sigma}
+        return Mechanism(name, out | ({"direction": params["direction"]} if "direction" in params else {}), 1)
     q = _in_range(f"{where}/params/q", decimal(f"{where}/params/q", params["q"]), Fraction(0), Fraction(1), True)
-    if params["direction"] not in ("remove", "add", "both"):
-        raise bad(f"{where}/params/direction", f"{params['direction']!r} must be remove, add or both")
     steps = count(f"{where}/steps", mech.get("steps", 1), L.MAX_SG_STEPS)
     return Mechanism(name, {"q": q, "sigma": sigma, "direction": params["direction"]}, steps)
 
@@ -258,7 +266,9 @@ def check(where: str, raw: dict[str, Any]) -> Check:
     """Validate one check (claim or refutation) exactly, before any recomputation.
 
     Contract: returns only if the method fits the quantity, the mechanism and the relation (TV:
-    ``<=`` by lattice-upper, ``>`` by lattice-lower; epsilon: rdp-orders with a delta), every
+    ``<=`` by lattice-upper, ``>`` by lattice-lower; epsilon of the subsampled Gaussian:
+    rdp-orders, or pld-upper / pld-lower, with a delta; epsilon of random allocation: ``<=`` by
+    hockey-upper, ``>`` by hockey-lower, with a delta, a direction and a grid), every
     number is exact and within certdp.cert.limits and the grid has the shape the lattice bound
     of certdp.notions.tv_certified needs; raises CertificateMalformed or LimitExceeded otherwise.
     """
@@ -279,6 +289,8 @@ def check(where: str, raw: dict[str, Any]) -> Check:
     if quantity == "tv":
         if mech.name != "random-allocation" or name not in TV_SIDE.values():
             raise bad(f"{where}/method/name", f"tv of {mech.name} cannot be proved by {name}")
+        if "direction" in mech.params:
+            raise bad(f"{where}/mechanism/params/direction", "tv has no direction (it is symmetric)")
         if TV_SIDE[relation] != name:
             side = "an upper" if relation == "<=" else "a lower"
             raise bad(f"{where}/method/name", f"{relation} needs {side} bound ({TV_SIDE[relation]}), not {name}")
@@ -290,6 +302,8 @@ def check(where: str, raw: dict[str, Any]) -> Check:
         return Check(mech, quantity, relation, threshold, None, name, prec, grid, None)
     if mech.name == "subsampled-gaussian" and name in PLD_SIDE.values():
         return _pld_check(where, raw, mech, relation, threshold, prec)
+    if mech.name == "random-allocation":
+        return _hockey_check(where, raw, mech, relation, threshold, prec)
     if mech.name != "subsampled-gaussian" or name != "rdp-orders":
         raise bad(f"{where}/method/name", f"epsilon of {mech.name} cannot be proved by {name}")
     if "orders" not in method or "grid" in method or "delta" not in raw:
@@ -301,6 +315,35 @@ def check(where: str, raw: dict[str, Any]) -> Check:
     L.at_most(f"{where}/method/prec_bits", prec, L.MAX_RDP_PREC)
     orders = _orders(f"{where}/method/orders", method["orders"], prec)
     return Check(mech, quantity, relation, threshold, delta, name, prec, None, orders)
+
+
+def _hockey_check(
+    where: str, raw: dict[str, Any], mech: Mechanism, relation: str, threshold: Fraction, prec: int
+) -> Check:
+    """A hockey-upper (claim ``<=``) or hockey-lower (refutation ``>``) check of random
+    allocation's eps at delta, on one recorded grid (certdp.notions.allocation_dp): the grid
+    within the TV lattice limits plus the epoch power this check keeps, up to the threshold + 1."""
+    method, name = raw["method"], raw["method"]["name"]
+    if name not in HOCKEY_SIDE.values():
+        raise bad(f"{where}/method/name", f"epsilon of random-allocation cannot be proved by {name}")
+    if HOCKEY_SIDE[relation] != name:
+        side = "an upper" if relation == "<=" else "a lower"
+        raise bad(f"{where}/method/name", f"{relation} needs {side} bound ({HOCKEY_SIDE[relation]}), not {name}")
+    if "grid" not in method or "orders" in method or "lattices" in method or "prune_floor_bits" in method:
+        raise bad(f"{where}/method", f"{name} takes a grid (no orders, no lattices)")
+    if "direction" not in mech.params:
+        raise bad(f"{where}/mechanism/params", "an epsilon check of random-allocation names its direction")
+    if "delta" not in raw:
+        raise bad(f"{where}/delta", f"{name} proves epsilon at a delta: missing")
+    delta = _in_range(f"{where}/delta", decimal(f"{where}/delta", raw["delta"]), Fraction(0), Fraction(1), True)
+    if delta == 1:
+        raise bad(f"{where}/delta", "1 must be < 1")
+    _in_range(f"{where}/threshold", threshold, Fraction(0), L.MAX_HOCKEY_EPS, True)
+    L.at_most(f"{where}/method/prec_bits", prec, L.MAX_LATTICE_PREC)
+    side = "upper" if relation == "<=" else "lower"
+    grid = _grid(f"{where}/method/grid", method["grid"], mech, prec, side)
+    L.hockey_work(mech.params["epochs"], grid["l_min"], grid["eta"], threshold, f"{where}/method/grid")
+    return Check(mech, "epsilon", relation, threshold, delta, name, prec, grid, None)
 
 
 def _json_int(where: str, value: object, lo: int, hi: int) -> int:

@@ -119,10 +119,18 @@ MIN_CHECK_PREC = {
     "lattice-lower": 53,
     "pld-upper": MIN_PLD_PREC,
     "pld-lower": MIN_PLD_PREC,
+    "hockey-upper": 53,
+    "hockey-lower": 53,
 }
 MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
 MAX_PLD_STEPS = 10**6  # certdp.notions.pld.MAX_STEPS: the products are capped by MAX_PLD_PRODUCT
 MAX_PLD_PRODUCT = 1 << 22  # certdp.notions.pld.MAX_REFINE_PRODUCT: 0.5 GB at 10^6 steps
+
+#: random allocation's epsilon checks (hockey-upper, hockey-lower): the largest target epsilon
+#: (certdp.notions.allocation_dp.MAX_EPS: the remove side needs epoch ratios up to e^eps), and the
+#: margin above it up to which the check's lattice is kept (allocation_dp.CERT_EPS_MARGIN)
+MAX_HOCKEY_EPS = Fraction(30)
+HOCKEY_EPS_MARGIN = 1
 
 #: noise scale sigma, and the calibration step between claim and refutation
 MIN_SIGMA = Fraction(1, 1000)
@@ -208,3 +216,18 @@ def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: st
     memory = MEMORY_BASE + MEMORY_PER_COEFF * max(largest_product(steps, sigma, grid, side), product)
     memory += MEMORY_PER_POINT * points
     at_most(f"{where} estimated memory (bytes; certdp.cert.limits.MAX_MEMORY)", memory, MAX_MEMORY)
+
+
+def hockey_work(epochs: int, l_min: float, eta: float, threshold: Fraction, where: str = "grid") -> None:
+    """Raise LimitExceeded when the epoch power of a hockey-upper / hockey-lower check on a grid
+    with ``l_min`` and ``eta`` exceeds
+    MAX_POWER_PRODUCT: it is kept up to log tau = threshold + HOCKEY_EPS_MARGIN, so its length is
+    about E log(1/l_min)/eta + (threshold + 1)/eta (formed about 2 log2(E) times; the rest of the
+    run is that of a TV bound on the same grid, bounded by :func:`grid_work`).
+
+    Contract: returns only if the float estimate of the product length is within the limit (it
+    chooses what to refuse and never enters a certified number).
+    """
+    top = math.ceil(float(threshold + HOCKEY_EPS_MARGIN) / eta) + 2
+    product = 2 * (epochs * (math.ceil(-math.log(l_min) / eta) + 2) + top)
+    at_most(f"{where} epoch-power product 2 (E (log(1/l_min)/eta + 2) + (eps + 1)/eta + 2)", product, MAX_POWER_PRODUCT)

@@ -12,6 +12,9 @@ MEANS = {
     ("pld-lower", ">"): "the mechanism is NOT (epsilon, delta)-DP at this sigma: a proved violation that no "
     "sound accountant can certify away (PLD lattice lower bound)",
     ("rdp-orders", "<="): "the mechanism is (epsilon, delta)-DP at this sigma (RDP conversion over the orders)",
+    ("hockey-upper", "<="): "random allocation is (epsilon, delta)-DP at this sigma (hockey-stick lattice upper bound)",
+    ("hockey-lower", ">"): "random allocation is NOT (epsilon, delta)-DP at this sigma: a proved violation "
+    "(hockey-stick lattice lower bound)",
     ("rdp-orders", ">"): "the RDP conversion over these orders cannot certify the target here (a statement "
     "about this accountant, not a DP violation)",
 }

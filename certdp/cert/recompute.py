@@ -33,11 +33,14 @@ def prove_end(check: Check, end: Fraction) -> EndProof:
 
     Contract: status "proved" only if the checked quantity is <= ``end`` (relation ``<=``: the
     upper end) or >= ``end`` (relation ``>``: the lower end), proved by the certified code of the
-    check's method on its recorded grid, orders or lattices; PLD checks are decided exactly at
-    ``end`` (delta_upper(end) <= delta for every direction, or delta_lower(end) > delta for one).
+    check's method on its recorded grid, orders or lattices; PLD and hockey checks are decided
+    exactly at ``end`` (delta_upper(end) <= delta for every direction, or delta_lower(end) > delta
+    for one).
     """
     if check.lattices is not None:
         return _pld(check, end)
+    if check.method in ("hockey-upper", "hockey-lower"):
+        return _hockey(check, end)
     enc = _enclosure(check)
     if check.relation == "<=":
         if enc.upper <= end:
@@ -106,3 +109,25 @@ def _pld(check: Check, end: Fraction) -> EndProof:
     if side == "upper":
         return EndProof("proved", f"{', '.join(shown)} at the recorded upper: <= delta")
     return EndProof("false", f"{', '.join(shown)} at the recorded lower: none is > delta")
+
+
+def _hockey(check: Check, end: Fraction) -> EndProof:
+    """hockey-upper: random allocation is (end, delta)-DP iff every direction is, so each
+    direction's delta_upper(end) must be <= delta; hockey-lower: eps(delta) > end as soon as one
+    direction's delta_lower(end) > delta. Both on the recorded grid's lattice kept up to the
+    threshold + 1 (allocation_dp.certificate_lattice), which bounds only ends up to there."""
+    from certdp.notions.allocation_dp import CERT_EPS_MARGIN, certificate_lattice, hockey_decide
+    from certdp.notions.tv_certified import LatticeGrid
+    from certdp.pairs import RandomAllocation
+
+    assert check.grid is not None and check.delta is not None
+    if end > check.threshold + CERT_EPS_MARGIN:
+        return EndProof("false", f"the recorded end is beyond threshold + {CERT_EPS_MARGIN}, the lattice's range")
+    params, side = check.mechanism.params, "upper" if check.method == "hockey-upper" else "lower"
+    pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
+    lat = certificate_lattice(pair, LatticeGrid(**check.grid, prec=check.prec_bits), side, check.threshold)
+    dirs = ("remove", "add") if params["direction"] == "both" else (params["direction"],)
+    holds, shown = hockey_decide(lat, end, check.delta, dirs)
+    if holds:
+        return EndProof("proved", f"{shown} at the recorded {side}")
+    return EndProof("false", f"{shown} at the recorded {side}")

@@ -1,4 +1,4 @@
-"""Building, signing and writing certificates (format v1)."""
+"""Building, signing and writing certificates (format v2)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,55 @@ def tv_check(
         },
         # the ball's other end bounds the lattice bound, not tv: never recorded
         "result": result_record(enc, relation, seconds, threshold=threshold),
+    }
+
+
+def hockey_check(
+    steps: int,
+    epochs: int,
+    sigma: Fraction,
+    direction: str,
+    delta: Fraction,
+    relation: str,
+    threshold: Fraction,
+    grid: Any,
+    end: Fraction,
+    seconds: float | None = None,
+) -> dict[str, Any]:
+    """An epsilon check of random allocation that the verifier recomputes on ``grid``: hockey-upper
+    for ``<=`` (delta_upper(end) <= delta in every direction), hockey-lower for ``>``
+    (delta_lower(end) > delta in one direction), on the lattice of
+    certdp.notions.allocation_dp.certificate_lattice.
+
+    Contract: the check records ``end`` exactly as its proved end (no further loosening: the
+    calibrator's certdp.calibrate.random_allocation_dp.certificate_ends already loosened it and
+    proved the loosened end on that very lattice).
+    """
+    side = "upper" if relation == "<=" else "lower"
+    enc = Enclosure.from_bounds(end, end, grid.prec).to_dict()
+    result: dict[str, Any] = {side: enc[side], f"{side}_dyadic": enc[f"{side}_dyadic"]}
+    if seconds is not None:
+        result["seconds"] = round(seconds, 3)
+    return {
+        "mechanism": {
+            "name": "random-allocation",
+            "params": {
+                "steps": str(steps),
+                "epochs": str(epochs),
+                "sigma": decimal_str(sigma, "sigma"),
+                "direction": direction,
+            },
+        },
+        "quantity": "epsilon",
+        "relation": relation,
+        "threshold": decimal_str(threshold, "threshold"),
+        "delta": decimal_str(delta, "delta"),
+        "method": {
+            "name": f"hockey-{side}",
+            "prec_bits": grid.prec,
+            "grid": {k: exact_float(v) for k, v in grid.to_dict().items() if k != "prec"},
+        },
+        "result": result,
     }
 
 

@@ -100,12 +100,16 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
     )
 
 
-def run_calibrate_eps_delta(args: argparse.Namespace, budget: object) -> dict[str, object]:
+def run_calibrate_eps_delta(
+    args: argparse.Namespace, budget: object, out: object = None, key: object = None
+) -> dict[str, object]:
     """``certdp calibrate random-allocation --steps M [--epochs E] --epsilon X --delta D``.
 
     Contract: the record of certdp.calibrate.random_allocation_dp.calibrate_eps_delta: ``sigma``
     proved (epsilon, delta)-DP, and sigma - step a proved violation or the proved interval
-    (``proved_interval``); one-line InvalidArgument for a missing or conflicting target.
+    (``proved_interval``); with ``out`` (a checked path) the certificate that certdp verify
+    recomputes (hockey-upper claim, hockey-lower refutation), signed with ``key`` if given;
+    one-line InvalidArgument for a missing or conflicting target.
     """
     from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
 
@@ -116,11 +120,6 @@ def run_calibrate_eps_delta(args: argparse.Namespace, budget: object) -> dict[st
     for need in ("steps", "epsilon", "delta"):
         if getattr(args, need) is None:
             raise InvalidArgument(f"{need} is required to calibrate random-allocation to (epsilon, delta) (--{need})")
-    if args.out is not None or args.sign is not None:
-        raise InvalidArgument(
-            "out: certdp writes no certificate for a random-allocation (epsilon, delta) calibration yet "
-            "(--tv calibrations have one); drop --out"
-        )
     direction = args.direction if args.direction is not None else "both"
     if direction not in DIRECTIONS:
         raise InvalidArgument(f"direction={fmt_value(direction)} must be one of {', '.join(DIRECTIONS)}")
@@ -136,7 +135,49 @@ def run_calibrate_eps_delta(args: argparse.Namespace, budget: object) -> dict[st
             progress=note,
             max_seconds=budget,  # type: ignore[arg-type]
         )
-    return {"quantity": "calibration", "mechanism": "random-allocation", "k": 1, **res.to_dict()}
+    rec: dict[str, object] = {"quantity": "calibration", "mechanism": "random-allocation", "k": 1, **res.to_dict()}
+    if out is not None:
+        rec.update(_write_eps_delta_certificate(res, out, key))
+        rec["certificate"] = args.out
+    return rec
+
+
+def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[str, object]:
+    """The certificate of a random-allocation (epsilon, delta) calibration: the claim by the
+    hockey-stick lattice upper bound on the claim's grid (hockey-upper), the refutation at
+    sigma - step by the lower bound on the miss grid (hockey-lower, a proved violation), each at the
+    epsilon end of certdp.calibrate.random_allocation_dp.certificate_ends; returns the proved
+    epsilon ends for the record."""
+    from certdp.calibrate.random_allocation_dp import AllocationDpCalibration, certificate_ends
+    from certdp.cert.write import hockey_check, make_body
+    from certdp.cli.run_certs import _write_verifiable
+    from certdp.enclose import Enclosure
+
+    assert isinstance(res, AllocationDpCalibration) and res.grid is not None
+    ends = certificate_ends(res)
+    common = (res.steps, res.epochs)
+    claim = hockey_check(*common, res.sigma, res.direction, res.delta, "<=", res.epsilon, res.grid, ends.claim)
+    refute = None
+    if ends.refutation is not None and res.miss_grid is not None:
+        refute = hockey_check(
+            *common, res.sigma_miss, res.direction, res.delta, ">", res.epsilon, res.miss_grid, ends.refutation
+        )
+    body = make_body(
+        res.step,
+        claim,
+        refute,
+        ends.reason,
+        notes="refutation: the hockey-stick lattice lower bound proves that sigma - step violates (epsilon, delta)-DP "
+        "for random allocation (a statement about the mechanism, not about an accountant)",
+    )
+    _write_verifiable(out, body, key)  # type: ignore[arg-type]
+    # the recorded ends are dyadics of 40 fraction bits: shown rounded outward (17 digits)
+    return {
+        "certificate_epsilon_upper": Enclosure.from_bounds(ends.claim, ends.claim, 128).upper_str(),
+        "certificate_epsilon_lower_at_miss": None
+        if ends.refutation is None
+        else Enclosure.from_bounds(ends.refutation, ends.refutation, 128).lower_str(),
+    }
 
 
 def render_calibration_eps_delta(rec: dict[str, object]) -> str:
@@ -160,4 +201,11 @@ def render_calibration_eps_delta(rec: dict[str, object]) -> str:
             f"({interval['lower_open']}, {interval['upper']}]"  # type: ignore[index]
         )
     lines.append(f"  {rec['evaluations']} certified evaluations, {rec['seconds']} s")
+    if rec.get("certificate"):
+        miss = rec["certificate_epsilon_lower_at_miss"]
+        below = "no refutation" if miss is None else f"sigma - step violates every epsilon <= {miss}"
+        lines.append(
+            f"  certificate written to {rec['certificate']} (recorded: sigma meets epsilon "
+            f"{rec['certificate_epsilon_upper']}; {below})"
+        )
     return "\n".join(lines)

@@ -276,7 +276,8 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
     out = writable_path("out", args.out) if args.out is not None else None
     key = load_private_key(readable_path("sign", args.sign), "sign") if args.sign is not None else None
     if out is not None:  # a value no certificate can record is refused now, not after the search
-        given = ("tv", "step") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta", "step")
+        ra = args.mechanism == "random-allocation"
+        given = ("tv", "epsilon", "delta", "step") if ra else ("q", "epsilon", "delta", "step")
         for name in given:
             if getattr(args, name) is not None:
                 recordable(name, getattr(args, name))
@@ -284,7 +285,7 @@ def run_calibrate(args: argparse.Namespace) -> dict[str, object]:
     if args.mechanism == "random-allocation" and args.tv is None:
         from certdp.cli.run_allocation import run_calibrate_eps_delta
 
-        return run_calibrate_eps_delta(args, budget)
+        return run_calibrate_eps_delta(args, budget, out, key)
     if args.mechanism == "random-allocation":
         if args.steps is None:
             raise InvalidArgument("steps is required for random-allocation (--steps M)")

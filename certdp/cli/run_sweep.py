@@ -312,13 +312,19 @@ class _Planner:
         if getattr(args, "direction", None) is not None and args.direction not in DIRECTIONS:
             raise InvalidArgument(f"direction={fmt_value(args.direction)} must be one of {', '.join(DIRECTIONS)}")
         if args.command == "calibrate":
-            needed = ("steps", "tv") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta")
+            ra = args.mechanism == "random-allocation"
+            # random allocation: a TV target, or an (epsilon, delta) target
+            needed = (
+                (("steps", "tv") if args.epsilon is None else ("steps", "epsilon", "delta"))
+                if ra
+                else ("q", "epsilon", "delta")
+            )
             for name in needed:
                 if getattr(args, name) is None:
                     raise InvalidArgument(f"{name} is required to calibrate {args.mechanism} (--{name})")
             if args.mechanism == "subsampled-gaussian" and args.steps is None and args.epochs is None:
                 raise InvalidArgument("steps is required to calibrate subsampled-gaussian (--steps N, or --epochs E)")
-            given = ("tv", "step") if args.mechanism == "random-allocation" else ("q", "epsilon", "delta", "step")
+            given = ("tv", "epsilon", "delta", "step") if ra else ("q", "epsilon", "delta", "step")
             for name in given:
                 if getattr(args, name) is not None:
                     recordable(name, getattr(args, name))

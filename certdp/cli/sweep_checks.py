@@ -21,6 +21,18 @@ from certdp.pairs.params import exact_str, integer, real
 def expected_claim(args: argparse.Namespace) -> dict[str, Any]:
     """Contract: the claim fields a certificate of ``certdp calibrate`` with these (checked,
     defaulted) arguments records, as exact values."""
+    if args.mechanism == "random-allocation" and args.tv is None:
+        return {
+            "mechanism": "random-allocation",
+            "steps": Fraction(integer("steps", args.steps, ge=1)),
+            "epochs": Fraction(integer("epochs", args.epochs or "1", ge=1)),
+            "direction": args.direction or "both",
+            "quantity": "epsilon",
+            "threshold": real("epsilon", args.epsilon),
+            "delta": real("delta", args.delta),
+            "step": real("step", args.step),
+            "method": "hockey-upper",
+        }
     if args.mechanism == "random-allocation":
         return {
             "mechanism": "random-allocation",
@@ -57,7 +69,9 @@ def _recorded(body: dict[str, Any]) -> dict[str, Any]:
         "method": claim["method"]["name"],
     }
     if mech["name"] == "random-allocation":
-        got.update(steps=params["steps"], epochs=params["epochs"])
+        got.update(
+            steps=params["steps"], epochs=params["epochs"], direction=params.get("direction"), delta=claim.get("delta")
+        )
     else:
         got.update(
             steps=mech.get("steps"), q=params.get("q"), direction=params.get("direction"), delta=claim.get("delta")

@@ -162,6 +162,50 @@ def delta_side(lat: HockeyLattice, eps: Fraction, direction: str) -> Ball:
         raise invalid("direction", direction, "must be remove or add")
 
 
+#: a certificate's lattice (certdp.cert.recompute) is kept up to threshold e^{eps + CERT_EPS_MARGIN}:
+#: a refutation records an eps above the target, so the lattice must reach beyond it
+CERT_EPS_MARGIN = 1
+
+
+def certificate_lattice(pair: RandomAllocation, grid: LatticeGrid, side: str, threshold: Fraction) -> HockeyLattice:
+    """The one lattice on which a hockey-upper / hockey-lower certificate check is written and
+    recomputed: :func:`hockey_lattice` kept up to log tau = threshold + CERT_EPS_MARGIN, a rule
+    of the recorded fields only, so that writer and verifier build the same lattice.
+
+    Contract: as :func:`hockey_lattice` (docs/math.md §9.8): :func:`delta_side` on the result
+    bounds delta(eps) of ``pair`` from the ``side`` asked for, for every eps in
+    [0, threshold + CERT_EPS_MARGIN].
+    """
+    return hockey_lattice(pair, grid, side, threshold + CERT_EPS_MARGIN)
+
+
+def hockey_decide(lat: HockeyLattice, eps: Fraction, delta: Fraction, directions: tuple[str, ...]) -> tuple[bool, str]:
+    """Whether the lattice proves the (eps, delta) statement of its side, and what it computed.
+
+    Contract: on an upper-side lattice, True only if delta_upper(eps) <= delta is proved in every
+    direction (the pair is (eps, delta)-DP in each); on a lower-side lattice, True only if
+    delta_lower(eps) > delta is proved in one direction (then eps(delta) > eps: delta is
+    nonincreasing in eps). Ball comparisons, no tolerance; docs/math.md §9.8.
+    """
+    shown: list[str] = []
+    with workprec(lat.grid.prec):
+        d = to_ball(delta)
+        for direction in directions:
+            ball = delta_side(lat, eps, direction)
+            enc = Enclosure.from_ball(ball, lat.grid.prec)
+            if lat.side == "upper":
+                shown.append(f"delta_upper {enc.upper_str()} ({direction})")
+                if not bool(ball <= d):
+                    return False, f"{shown[-1]} is not <= delta"
+            else:
+                shown.append(f"delta_lower {enc.lower_str()} ({direction})")
+                if bool(ball > d):
+                    return True, f"{shown[-1]} is > delta"
+    if lat.side == "upper":
+        return True, f"{', '.join(shown)}: <= delta"
+    return False, f"{', '.join(shown)}: none is > delta"
+
+
 def _directions(direction: str) -> tuple[str, ...]:
     if direction not in DIRECTIONS:
         raise invalid("direction", direction, f"must be one of {', '.join(DIRECTIONS)}")
