@@ -74,12 +74,13 @@ def test_the_b2_command_is_refused_by_the_estimate_with_almost_no_work() -> None
     assert _suggested(err) > DEFAULT_REL_WIDTH
 
 
-def test_the_default_route_answers_by_rdp_at_once_and_says_why() -> None:
+def test_the_default_route_refuses_the_same_way() -> None:
+    # the default route is the lattice here: an unreachable width is exit 3 naming a width that
+    # fits, as the refinement's own refusal is (not a silent switch to RDP's one-sided bound)
     code, out, err, used = _counted([*B2, "--json"], limit=4 * 10**7)
-    rec = json.loads(out)
-    assert code == 0 and rec["via"] == "rdp" and used < 10**6, err
-    reason = f"the lattice accountant refused ({REACH_PREFIX}rel-width=0.0001 is out of reach"
-    assert any(reason in w for w in rec["warnings"]), rec["warnings"]
+    assert code == 3 and out == "" and used < 10**4, (code, used, err)
+    assert err.startswith("certdp: error: rel-width=0.0001 is out of reach") and err.count("\n") == 1, err
+    assert _suggested(err) > DEFAULT_REL_WIDTH
 
 
 def test_the_suggested_width_is_not_refused_and_a_finer_one_is() -> None:

@@ -268,7 +268,9 @@ def _run(
         try:
             # refused before any lattice is built when it cannot fit the caller's budget (certdp.notions.cost)
             over = pld_cost_refusal(pair, given if quantity == "epsilon" else None, h=hh, rel_width=rw)
-            if over is not None and via is not None and over[0].startswith(REACH_PREFIX):  # out of reach: exit 3
+            if over is not None and over[0].startswith(REACH_PREFIX):
+                # the target width is out of reach: exit 3 naming a width that fits, as the
+                # refinement itself refuses one it stops short of (not a silent switch to RDP)
                 raise PrecisionExhausted(over[0].removeprefix(REACH_PREFIX))
             if over is not None:
                 raise (BudgetExhausted if over[1] and via is not None else LimitExceeded)(over[0])

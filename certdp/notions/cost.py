@@ -439,26 +439,26 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
     share = H2_FLOOR * WIDTH_CONSTANT * cost.width_scale
     top = math.sqrt(bar / share)  # coarser spacings leave more than bar by the second-order share alone
     fit = float(cost.fit_h)
-    if top > fit * PROBE_BAND:
+    if not fit < top <= fit * PROBE_BAND:
+        # the limit leaves room; or the second-order model alone puts the target past the finest
+        # spacing that fits, where that model was never measured (a tiny eps such as sigma = 1e6,
+        # or a target of 1e-8): the run decides, and its refusal names what it reached
         return None
     best = math.inf
-    if top > fit:
-        try:
-            with workprec(64):
-                for parts in comps.values():
-                    pr, _ = parts[0]
-                    start = cost.fit_h
-                    while float(start) < top:
-                        for hc, leave in _lower_leave(pr, start, cost.steps, cost.eps_guess, top):
-                            best = min(best, leave + share * float(hc) ** 2)
-                            if best <= bar:
-                                return None  # a spacing that may reach the target: the run decides
-                        start *= 2
-        except (CertdpError, ArithmeticError, ValueError, OverflowError):
-            return None
-    else:
-        best = share * fit**2
-    if not math.isfinite(best):
+    try:
+        with workprec(64):
+            for parts in comps.values():
+                pr, _ = parts[0]
+                start = cost.fit_h
+                while float(start) < top:
+                    for hc, leave in _lower_leave(pr, start, cost.steps, cost.eps_guess, top):
+                        best = min(best, leave + share * float(hc) ** 2)
+                        if best <= bar:
+                            return None  # a spacing that may reach the target: the run decides
+                    start *= 2
+    except (CertdpError, ArithmeticError, ValueError, OverflowError):
+        return None
+    if not bar < best < 1:  # nothing probed, or a prediction past what a relative width can be
         return None
     fits = 4 * best
     digits = max(0, 1 - math.floor(math.log10(fits)))
@@ -472,8 +472,8 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
     )
 
 
-#: how the reason of :func:`pld_reach_refusal` starts (a caller that asked for the lattice by name
-#: raises PrecisionExhausted with the rest: the target, not a budget, is what does not fit)
+#: how the reason of :func:`pld_reach_refusal` starts (the caller raises PrecisionExhausted with
+#: the rest: the target, not a budget, is what does not fit)
 REACH_PREFIX = "precision: "
 
 
