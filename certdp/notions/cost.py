@@ -104,13 +104,14 @@ class PldCost:
     rounds: tuple[Fraction, ...] = field(default=())
     #: the refinement model (eps(delta) without h only, else None / 0): the target width, the
     #: finest spacing whose predicted products fit MAX_REFINE_PRODUCT (x PRODUCT_SLACK), the
-    #: second-order width's scale (width ~ WIDTH_CONSTANT x width_scale x h^2), the steps and eps
-    #: guessed for it (Gaussian regime)
+    #: second-order width's scale (width ~ WIDTH_CONSTANT x width_scale x h^2), the steps, the
+    #: composed loss's standard deviation S and the eps guessed for it (S^2/2 + z_delta S)
     goal: Fraction | None = None
     fit_h: Fraction | None = None
     width_scale: float = 0.0
     steps: int = 0
     eps_guess: float = 0.0
+    spread: float = 0.0
 
 
 def _tail(pair: PrivacyPair, x: float) -> float | None:
@@ -312,7 +313,7 @@ def pld_cost(
     # the rounds of the refinement, as pld_bounds steps them
     spacings = [h1]
     goal = fit_h = None
-    scale = eps_guess = 0.0
+    scale = eps_guess = spread = 0.0
     n_all = 0
     if h is None and delta is not None:
         goal = DEFAULT_REL_WIDTH if rel_width is None else rel_width
@@ -359,6 +360,7 @@ def pld_cost(
         scale,
         n_all,
         eps_guess,
+        spread,
     )
 
 
@@ -403,6 +405,29 @@ def _lower_leave(pair: PrivacyPair, h: Fraction, steps: int, eps: float, below: 
     return out
 
 
+def _gaussian_eps(mu: float, delta: float) -> float | None:
+    """The eps at ``delta`` of the Gaussian mechanism of sensitivity/noise ``mu`` (delta(eps) =
+    Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu)), in floats by bisection; None when delta is
+    not a positive float or the answer is 0. Why: the refusal's relative widths divide by eps, and
+    z_delta S (pld_cost's guess) is far above it where delta is not small against S (sigma = 1e4,
+    q = 0.01, 1000 steps: 1.3e-4 against 5.7e-6)."""
+    if not (mu > 0 and 0 < delta < 1):
+        return None
+
+    def over(eps: float) -> bool:  # delta(eps) > delta
+        a, b = mu / 2 - eps / mu, -mu / 2 - eps / mu
+        return 0.5 * math.erfc(-a / math.sqrt(2)) - math.exp(eps) * 0.5 * math.erfc(-b / math.sqrt(2)) > delta
+
+    # e^eps overflows past 709: a larger eps is left to the run (its refusals name what it reached)
+    lo, hi = 0.0, min(mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1, 700.0)
+    if not over(lo) or over(hi):
+        return None
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if over(mid) else (lo, mid)
+    return hi
+
+
 def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str | None:
     """Why the refinement to ``cost.goal`` cannot reach it within the product limit
     (MAX_REFINE_PRODUCT), by the estimate ``cost`` of :func:`pld_cost` and a probe of the lower
@@ -435,8 +460,12 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
     comps = directions(pair)
     if not all(_retunable(parts, delta) for parts in comps.values()):
         return None  # the lower side keeps the round's lattice: the model of pld_cost stands
+    # eps by the Gaussian mechanism of the same spread (pld_cost's Gaussian regime, solved)
+    eps = _gaussian_eps(cost.spread, float(delta))
+    if eps is None:
+        return None
     bar = float(cost.goal) * REACH_MARGIN
-    share = H2_FLOOR * WIDTH_CONSTANT * cost.width_scale
+    share = H2_FLOOR * WIDTH_CONSTANT * cost.width_scale * cost.eps_guess / eps
     top = math.sqrt(bar / share)  # coarser spacings leave more than bar by the second-order share alone
     fit = float(cost.fit_h)
     if not fit < top <= fit * PROBE_BAND:
@@ -451,7 +480,7 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
                 pr, _ = parts[0]
                 start = cost.fit_h
                 while float(start) < top:
-                    for hc, leave in _lower_leave(pr, start, cost.steps, cost.eps_guess, top):
+                    for hc, leave in _lower_leave(pr, start, cost.steps, eps, top):
                         best = min(best, leave + share * float(hc) ** 2)
                         if best <= bar:
                             return None  # a spacing that may reach the target: the run decides
