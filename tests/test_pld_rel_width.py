@@ -18,7 +18,7 @@ from certdp.errors import InvalidArgument, PrecisionExhausted
 from certdp.notions import accountant
 from certdp.notions import pld as pld_mod
 from certdp.notions.accountant import PLD_PREC
-from certdp.notions.pld import DEFAULT_REL_WIDTH, pld_bounds, refined_h
+from certdp.notions.pld import DEFAULT_REL_WIDTH, MAX_REFINE_STEP, pld_bounds, refined_h
 from certdp.pairs import compose
 from certdp.pairs.params import exact_str
 from certdp.pairs.subsampled import SubsampledGaussian
@@ -215,8 +215,10 @@ def test_refined_h_model() -> None:
     for width in (Fraction(3, 10**4), Fraction(7, 10**3), Fraction(1, 30)):
         got = refined_h(h, width, Fraction(1, 10**4)) / h
         assert got.denominator & (got.denominator - 1) == 0 and got.numerator < 16  # dyadic, 4 bits
-    assert refined_h(h, Fraction(1, 10), Fraction(1, 10**12)) == h / 32  # at most 32 per round
+    assert refined_h(h, Fraction(1, 10), Fraction(1, 10**12)) == h / MAX_REFINE_STEP  # at most that per round
     assert refined_h(h, Fraction(9, 10), Fraction(1, 10**12)) == h / 4  # not yet second order
+    # 0.18 -> 1e-4 wants 0.0236 h x 0.7: one step of about 60 (a cap of 32 once cost a third round)
+    assert refined_h(h, Fraction(18, 100), Fraction(1, 10**4)) < h / 32
 
 
 def test_result_is_the_intersection_of_the_rounds() -> None:
