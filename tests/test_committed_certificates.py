@@ -2,7 +2,7 @@
 
 The random-allocation cells take 15-95 s each to recompute; CI recomputes every DP-SGD file and
 three random-allocation cells (each M in {100, 250}, each E in {10, 20, 40}) and checks the
-integrity (schema, digest, project signature) of all. Recompute all seventeen with one sweep:
+integrity (schema, digest, project signature) of all. Recompute all eighteen with one sweep:
     certdp sweep certificates/verify.toml --out /tmp/verified
 """
 
@@ -25,14 +25,19 @@ PUB = load_public_key_b64(ROOT / "certdp-project.pub")
 FAST = [f for f in FILES if f.name.startswith("dpsgd_")] + [
     ROOT / f"random_allocation_{cell}_tv0.1.json" for cell in ("M100_E10", "M100_E40", "M250_E20")
 ]
+#: the random-allocation (epsilon, delta) certificate (hockey-upper claim, hockey-lower refutation)
+EPS = ROOT / "random_allocation_M10_E10_eps1_delta1e-5.json"
+FAST.append(EPS)
 
 
-def test_all_seventeen_are_committed() -> None:
-    """DP-SGD through PLD (the first family) and RDP (the second), and random allocation."""
+def test_all_eighteen_are_committed() -> None:
+    """DP-SGD through PLD (the first family) and RDP (the second), random allocation's TV and its
+    (epsilon, delta) certificate."""
     names = {f.name for f in FILES}
     assert len([n for n in names if n.startswith("dpsgd_pld_")]) == 4
     assert len([n for n in names if n.startswith("dpsgd_q")]) == 4
-    assert len([n for n in names if n.startswith("random_allocation_")]) == 9
+    assert len([n for n in names if n.startswith("random_allocation_") and n.endswith("_tv0.1.json")]) == 9
+    assert [n for n in names if "_eps" in n and n.startswith("random_allocation_")] == [EPS.name]
 
 
 def test_the_pld_family_needs_less_noise_and_proves_its_refutation() -> None:
@@ -77,3 +82,15 @@ def test_a_false_lambda_at_the_committed_sigma_is_refuted() -> None:
     body["refutation"] = None
     with pytest.raises(CertificateInvalid, match="refuted"):
         verify_document(finalize(body))
+
+
+def test_the_eps_delta_certificate_proves_both_sides() -> None:
+    """Its claim is proved in both directions at sigma and its refutation one step (0.01) below is
+    a proved violation; the recorded ends bracket the target."""
+    doc = json.loads(EPS.read_text())
+    report = verify_document(doc, PUB)
+    claim, ref = doc["body"]["claim"], doc["body"]["refutation"]
+    assert [c["method"] for c in report.checks] == ["hockey-upper", "hockey-lower"]
+    assert "(remove)" in report.checks[0]["recomputed"] and "(add)" in report.checks[0]["recomputed"]
+    assert Fraction(claim["result"]["upper"]) <= 1 < Fraction(ref["result"]["lower"])
+    assert claim["mechanism"]["params"]["direction"] == "both" and doc["body"]["step"] == "0.01"

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2] / "certificates"
 def test_the_spec_has_one_cell_per_committed_certificate_with_its_inputs():
     spec = parse_spec(ROOT / "certificates.toml", tuple(JOBS))
     committed = {p.stem for p in ROOT.glob("*.json")}
-    assert spec.job == "calibrate" and {c.name for c in spec.cells} == committed and len(spec.cells) == 17
+    assert spec.job == "calibrate" and {c.name for c in spec.cells} == committed and len(spec.cells) == 18
     planner = _Planner(spec)
     for cell in spec.cells:
         planner.task(cell)  # every cell passes the checks a run makes first
@@ -33,6 +33,9 @@ def test_the_spec_has_one_cell_per_committed_certificate_with_its_inputs():
         if p["mechanism"] == "random-allocation":
             assert claim["mechanism"]["params"]["steps"] == p["steps"]
             assert claim["mechanism"]["params"]["epochs"] == p["epochs"]
+            # an (epsilon, delta) cell: the hockey-stick lattice bounds; a tv cell: the TV lattice
+            assert claim["method"]["name"] == ("hockey-upper" if "epsilon" in p else "lattice-upper")
+            assert ("delta" in claim) == ("epsilon" in p)
             continue
         assert claim["mechanism"]["steps"] == int(p["steps"])
         assert Fraction(claim["mechanism"]["params"]["q"]) == Fraction(p["q"])
