@@ -334,3 +334,16 @@ def test_committed_eps_certificates_are_the_kind_ci_excuses() -> None:
         hockey = doc["body"]["claim"]["method"]["name"].startswith("hockey-")
         assert hockey == (f in eps_files), f.name
         assert doc["signature"]["public_key"] == pub
+
+
+def test_the_committed_ends_agree_with_allocation_eps_bounds() -> None:
+    """The committed (1, 1e-5) file at M = 10, E = 10: the certified eps interval at sigma (own
+    grids, 1e-3) reaches down to the claim's recorded upper, and the one at sigma - step up to the
+    refutation's recorded lower."""
+    body = body_of(ROOT / "certificates" / "random_allocation_M10_E10_eps1_delta1e-5.json")
+    claim, ref = body["claim"], body["refutation"]
+    sigma, miss = (Fraction(x["mechanism"]["params"]["sigma"]) for x in (claim, ref))
+    delta = Fraction(claim["delta"])
+    at_sigma = allocation_eps_bounds(sigma, 10, 10, delta)
+    at_miss = allocation_eps_bounds(miss, 10, 10, delta)
+    assert at_sigma.lower <= Fraction(claim["result"]["upper"]) <= 1 < Fraction(ref["result"]["lower"]) <= at_miss.upper
