@@ -254,3 +254,17 @@ def test_lattice_range_up_to_the_cell_limit_is_accepted() -> None:
     assert (got.lo, got.hi) == (full.lo, full.hi)
     with pytest.raises(LimitExceeded, match="cells per step"):
         lattice_for(pair, h, 60, max_cells=full.hi - full.lo - 1)
+
+
+def test_rounds_sure_to_pass_the_product_limit_are_not_built() -> None:
+    """The refinement backs off from a round whose estimated products pass the limit by
+    SURE_OVERFLOW (attack finding B2: four such rounds each built 17-21e6 work units before the
+    limit stopped them); a round that fits (CIFAR-10's second one) is built."""
+    from certdp.errors import LimitExceeded
+    from certdp.notions.pld import _sure_to_overflow
+
+    b2 = compose(SubsampledGaussian("0.001", "6.188176", "both"), 10**6)
+    with pytest.raises(LimitExceeded, match="past the limit"):
+        _sure_to_overflow(b2, Fraction(1, 10**10), Fraction(42, 10**8))  # estimated 2.5x the limit
+    cifar = compose(SubsampledGaussian("256/50000", "1.1", "both"), 9766)
+    _sure_to_overflow(cifar, Fraction(1, 10**5), Fraction(11, 2**17))  # no exception: it fits

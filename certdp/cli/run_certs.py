@@ -254,7 +254,9 @@ def _calibrate_pld(
                 _pld_lattices(res.refutation),
                 res.prec_bits,
                 bits,
-                _ends(miss.lower, miss.upper, res.prec_bits),
+                # a refutation records its proved lower end; without a computed upper end the
+                # enclosure is that point (other_end False: nothing else is recorded)
+                _ends(miss.lower, miss.upper if miss.upper is not None else miss.lower, res.prec_bits),
                 other_end=miss.upper is not None,
             )
         body = make_body(
