@@ -21,7 +21,8 @@ for f in "$root"/certificates/*.json; do
   rc=0
   "$venv/bin/python" -I "$root/recheck/recheck.py" "$f" --pubkey "$root/certificates/certdp-project.pub" \
     >out.txt 2>&1 || rc=$?
-  echo "$(basename "$f"): exit $rc (want $want): $(tail -n 1 out.txt)"
+  shown=$(grep -F "$expect" out.txt | head -n 1) || shown=$(tail -n 1 out.txt)  # the line that decides
+  echo "$(basename "$f"): exit $rc (want $want): $shown"
   # the signature is checked on every file, rechecked or not
   if [ "$rc" != "$want" ] || ! grep -qF "$expect" out.txt || ! grep -qxF "trusted signer" out.txt; then
     fail=1
