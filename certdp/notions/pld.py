@@ -183,11 +183,23 @@ MAX_REFINE_PRODUCT = 1 << 22
 PRUNE_FLOOR = Fraction(1, 10**40)
 
 
-def resolution(delta: Fraction | None, steps: int) -> tuple[Fraction, int]:
+#: bits of the prune floor below delta (:func:`resolution`) without a target width: each product's
+#: floors then move delta by at most delta 2^-32 (certdp.notions.pld_fixed.bits_for)
+FLOOR_BITS = 40
+
+#: with a target relative width w, log2(1/w) + FLOOR_MARGIN bits (at least FLOOR_MIN_BITS): 34 at
+#: the default 1e-4, where the CIFAR-10 eps's products took 1.0 s instead of 1.2 s at 40 and its
+#: upper end moved by 2.5e-8 relative (2026-12-05; at 30 bits, 4e-7); 47 at a width of 1e-8
+FLOOR_MARGIN = 20
+FLOOR_MIN_BITS = 30
+
+
+def resolution(delta: Fraction | None, steps: int, rel_width: Fraction | None = None) -> tuple[Fraction, int]:
     """(prune floor, tail bits) for an eps(delta) query: mass that can only move delta by a
     fraction of about 2^-24 of delta is not resolved. The pruned mass is at most (coefficients
     pruned) x floor x steps and the tails beyond the lattice hold steps x 2^-tail_bits, each
-    counted at full weight in the upper bound and lost in the lower. floor = 2^-(log2(1/delta) + 40)
+    counted at full weight in the upper bound and lost in the lower. floor = 2^-(log2(1/delta) + b),
+    b = FLOOR_BITS, or with a target relative width w log2(1/w) + FLOOR_MARGIN (at least FLOOR_MIN_BITS),
     and tail_bits = log2(1/delta) + log2(steps) + 24 (rounded up); without delta, PRUNE_FLOOR and
     140. Coarser resolution shortens the lattices and the powers. Measured at delta = 1e-5, both
     directions, h = 2^-11 (against + 64 and + 48 bits): q = 0.01, sigma = 0.8, 500 steps, 9.1 s ->
@@ -203,7 +215,11 @@ def resolution(delta: Fraction | None, steps: int) -> tuple[Fraction, int]:
     # an upper bound of log2(1/delta) in integers (a float 1/delta overflows below 1e-308); it is
     # ceil(log2(1/delta)) for delta = 10^-k
     scale = max(1, delta.denominator.bit_length() - delta.numerator.bit_length() + 1) if delta < 1 else 1
-    return Fraction(1, 2 ** (scale + 40)), scale + math.ceil(math.log2(max(steps, 1))) + 24
+    bits = FLOOR_BITS
+    if rel_width is not None:  # the floors need only resolve the width asked for
+        need = rel_width.denominator.bit_length() - rel_width.numerator.bit_length() + 1  # >= log2(1/w)
+        bits = max(FLOOR_MIN_BITS, need + FLOOR_MARGIN)
+    return Fraction(1, 2 ** (scale + bits)), scale + math.ceil(math.log2(max(steps, 1))) + 24
 
 
 @dataclass(frozen=True)
@@ -664,7 +680,10 @@ def pld_bounds(
         raise LimitExceeded(
             f"steps={steps} exceeds {MAX_STEPS}, the most the lattice accountant composes: use --via rdp"
         )
-    floor, tail_bits = resolution(delta, steps)
+    # an eps(delta) refinement resolves only its target width (the floors' bits follow it); a given
+    # h or a delta(eps) query keeps the fixed resolution
+    refines = h is None and delta is not None
+    floor, tail_bits = resolution(delta, steps, (DEFAULT_REL_WIDTH if target is None else target) if refines else None)
     Result = tuple[dict[str, Ball], list[Part]]
     # a round reuses the earlier rounds' lattices; keyed by (direction, h, the sides computed)
     cache: dict[tuple[str, Fraction, str], Result] = {}

@@ -44,7 +44,7 @@ GUIDE_MARGIN = 2.0**-40
 
 def reference_units(floor: Fraction) -> tuple[int, int]:
     """(f, allowance) for a prune floor 2^-f (certdp.notions.pld.resolution; f = log2(1/delta)
-    + 40 at an eps(delta) query): the reference units 2^-f (the one-step pmfs and every product
+    + FLOOR_BITS at an eps(delta) query): the reference units 2^-f (the one-step pmfs and every product
     take their own units from :func:`bits_for`) and the per-end prune allowance of 2^8 floors in
     them.
 
@@ -66,8 +66,9 @@ def bits_for(floor: Fraction) -> Callable[[int, int], int]:
 
     Why: every product is rounded down (the upper side counts what the floors drop, under one unit
     per coefficient, in its error), and a polynomial's rounding reaches the composition times its
-    copies: copies x length x 2^-b <= 2^-(f - 8) = delta 2^-32 per product, so the rounding moves
-    delta by about 2^-26 of itself in all (2^-24 per product was visible in tests asking for
+    copies: copies x length x 2^-b <= 2^-(f - 8) = delta 2^-32 per product at f = log2(1/delta) + 40
+    (2^-26 at the + 34 of a default-width eps), so the rounding moves delta by about 2^-26 (2^-20) of
+    itself in all (2^-24 per product was visible in tests asking for
     widths of 1e-8). Early squarings (many copies, short) get more bits, the
     last long products fewer; FLINT multiplies coefficients of up to about 70 bits much faster than
     wider ones (measured, 10^5 coefficients: 0.14 s at 64 to 70 bits, 0.22 s at 76 to 97 bits;
