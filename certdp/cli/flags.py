@@ -73,7 +73,7 @@ def _used_flags(args: argparse.Namespace) -> set[str]:
     if cmd == "calibrate":
         if args.mechanism == "random-allocation":
             if getattr(args, "tv", None) is None:
-                # an (epsilon, delta) target (certdp.cli.run_allocation; it refuses --out, no certificate yet)
+                # an (epsilon, delta) target (certdp.cli.run_allocation; --out writes a hockey-upper/-lower certificate)
                 return {"steps", "epochs", "epsilon", "delta", "k", "direction", "step", "out", "sign", "max_seconds"}
             return {"steps", "epochs", "tv", "step", "out", "sign", "max_seconds"}
         pld = {"h"} if _via(args) == "pld" else set()
