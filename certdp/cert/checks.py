@@ -342,7 +342,13 @@ def _hockey_check(
     L.at_most(f"{where}/method/prec_bits", prec, L.MAX_LATTICE_PREC)
     side = "upper" if relation == "<=" else "lower"
     grid = _grid(f"{where}/method/grid", method["grid"], mech, prec, side)
-    L.hockey_work(mech.params["epochs"], grid["l_min"], grid["eta"], threshold, f"{where}/method/grid")
+    from certdp.notions.tv_certified import LatticeGrid
+
+    params = mech.params
+    grid_obj = LatticeGrid(**grid, prec=prec)
+    L.hockey_work(
+        params["steps"], params["epochs"], float(params["sigma"]), grid_obj, side, threshold, f"{where}/method/grid"
+    )
     return Check(mech, "epsilon", relation, threshold, delta, name, prec, grid, None)
 
 

@@ -218,16 +218,25 @@ def grid_work(steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: st
     at_most(f"{where} estimated memory (bytes; certdp.cert.limits.MAX_MEMORY)", memory, MAX_MEMORY)
 
 
-def hockey_work(epochs: int, l_min: float, eta: float, threshold: Fraction, where: str = "grid") -> None:
-    """Raise LimitExceeded when the epoch power of a hockey-upper / hockey-lower check on a grid
-    with ``l_min`` and ``eta`` exceeds
-    MAX_POWER_PRODUCT: it is kept up to log tau = threshold + HOCKEY_EPS_MARGIN, so its length is
-    about E log(1/l_min)/eta + (threshold + 1)/eta (formed about 2 log2(E) times; the rest of the
-    run is that of a TV bound on the same grid, bounded by :func:`grid_work`).
+def hockey_work(
+    steps: int, epochs: int, sigma: float, grid: LatticeGrid, side: str, threshold: Fraction, where: str = "grid"
+) -> None:
+    """Raise LimitExceeded when a hockey-upper / hockey-lower check on ``grid`` would exceed the
+    work limits beyond those of :func:`grid_work` (which bounds the rest of the run: the same
+    epoch-sum lattice as a TV bound): its epoch power is kept up to log tau = threshold +
+    HOCKEY_EPS_MARGIN, about E log(1/l_min)/eta + (threshold + 1)/eta coefficients (formed about
+    2 log2(E) times), which must stay within MAX_POWER_PRODUCT and, in the memory estimate of
+    :func:`grid_work`, within MAX_MEMORY.
 
-    Contract: returns only if the float estimate of the product length is within the limit (it
-    chooses what to refuse and never enters a certified number).
+    Contract: returns only if the float estimates are within the limits (they choose what to
+    refuse and never enter a certified number).
     """
-    top = math.ceil(float(threshold + HOCKEY_EPS_MARGIN) / eta) + 2
-    product = 2 * (epochs * (math.ceil(-math.log(l_min) / eta) + 2) + top)
+    from certdp.notions.tv_certified import largest_product
+
+    top = math.ceil(float(threshold + HOCKEY_EPS_MARGIN) / grid.eta) + 2
+    product = 2 * (epochs * (math.ceil(-math.log(grid.l_min) / grid.eta) + 2) + top)
     at_most(f"{where} epoch-power product 2 (E (log(1/l_min)/eta + 2) + (eps + 1)/eta + 2)", product, MAX_POWER_PRODUCT)
+    points = math.ceil(grid.cap / grid.h) + math.ceil(grid.l_max * steps / grid.h)
+    memory = MEMORY_BASE + MEMORY_PER_COEFF * max(largest_product(steps, sigma, grid, side), product)
+    memory += MEMORY_PER_POINT * points
+    at_most(f"{where} estimated memory (bytes; certdp.cert.limits.MAX_MEMORY)", memory, MAX_MEMORY)
