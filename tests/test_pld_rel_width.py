@@ -207,11 +207,14 @@ def test_accountant_threads_rel_width() -> None:
 
 def test_refined_h_model() -> None:
     h = Fraction(1, 2**9)
-    # width 1e-2 -> 1e-4 wants h/10 (x 0.7 = 0.07 h): four significant bits below it give h/16
-    assert refined_h(h, Fraction(1, 100), Fraction(1, 10**4)) == h / 16
-    # 2e-4 -> 1e-4 wants 0.707 h x 0.7 = 0.495 h: 15/32 h (not the power of two h/4)
-    assert refined_h(h, Fraction(2, 10**4), Fraction(1, 10**4)) == h * 15 / 32
-    assert refined_h(h, Fraction(11, 10**5), Fraction(1, 10**4)) == h * 5 / 8  # 0.953 x 0.7 h: 10/16 h
+    # width 1e-2 -> 1e-4 wants h/10 (x 0.85 = 0.085 h): four significant bits below it give 10/128 h
+    assert refined_h(h, Fraction(1, 100), Fraction(1, 10**4)) == h * 10 / 128
+    # 2e-4 -> 1e-4 wants 0.707 h x 0.85 = 0.601 h: 9/16 h (not the power of two h/2)
+    assert refined_h(h, Fraction(2, 10**4), Fraction(1, 10**4)) == h * 9 / 16
+    assert refined_h(h, Fraction(11, 10**5), Fraction(1, 10**4)) == h * 3 / 4  # 0.953 x 0.85 h, capped at 3/4
+    # a width of 0.1 (not yet deep in the second-order regime) keeps the safety 0.7: 1e-1 -> 1e-3
+    # wants 0.1 h x 0.7 = 0.07 h: 8/128 h (x 0.85 would give 10/128 h)
+    assert refined_h(h, Fraction(1, 10), Fraction(1, 10**3)) == h / 16
     for width in (Fraction(3, 10**4), Fraction(7, 10**3), Fraction(1, 30)):
         got = refined_h(h, width, Fraction(1, 10**4)) / h
         assert got.denominator & (got.denominator - 1) == 0 and got.numerator < 16  # dyadic, 4 bits

@@ -159,6 +159,14 @@ PROBE_FACTOR = 4
 #: the predicted spacing is multiplied by this before it is rounded down to four significant bits
 REFINE_SAFETY = Fraction(7, 10)
 
+#: and by this one when the round's width is below NEAR_WIDTH: deep in the second-order regime the
+#: model holds (width ~ h^1.93-2.0 from the first round to the last on the benchmark's rows whose
+#: first width was 0.001-0.03, 2026-12-05), and 0.7 left them at 4.5e-5-5.6e-5 for a target of
+#: 1e-4: about 25% more cells and longer products than needed. The long runs' first widths (0.18
+#: and 0.36 at 10^5 and 10^6 steps) fall as h^1.3 near the target and keep 0.7
+REFINE_SAFETY_NEAR = Fraction(17, 20)
+NEAR_WIDTH = Fraction(1, 20)
+
 #: one round refines the spacing by at most this factor (and at least 4/3). The width falls no
 #: faster than h^2, so the model's step is never finer than the target needs (times
 #: REFINE_SAFETY); at 32 the long runs' first step (width 0.18 at 10^5 steps, 0.36 at 10^6, at
@@ -583,7 +591,8 @@ def _dyadic_floor(x: Fraction) -> Fraction:
 
 def refined_h(h: Fraction, width: Fraction, target: Fraction) -> Fraction:
     """The next spacing of the refinement (only steers: any spacing is sound): the second-order
-    model width ~ C h^2 through (h, width) predicts sqrt(target/width) h; times REFINE_SAFETY,
+    model width ~ C h^2 through (h, width) predicts sqrt(target/width) h; times REFINE_SAFETY
+    (REFINE_SAFETY_NEAR for a width below NEAR_WIDTH),
     rounded down to a dyadic m 2^k with four significant bits (m in [8, 16): finer steps than
     powers of two, so one round lands near the target instead of up to 4x below it), and
     between h/MAX_REFINE_STEP (h/4 for a width >= 1/2, not yet second order) and 3h/4.
@@ -591,7 +600,8 @@ def refined_h(h: Fraction, width: Fraction, target: Fraction) -> Fraction:
     Contract: a dyadic rational in [h/MAX_REFINE_STEP, 3h/4] when h is dyadic; no enclosure.
     """
     ratio = math.sqrt(float(target) / float(width)) if width > 0 else 1.0
-    wanted = h * Fraction(ratio).limit_denominator(2**20) * REFINE_SAFETY
+    safety = REFINE_SAFETY_NEAR if width < NEAR_WIDTH else REFINE_SAFETY
+    wanted = h * Fraction(ratio).limit_denominator(2**20) * safety
     # a width near 1 (the lower end still near 0) is not yet in the second-order regime
     step = MAX_REFINE_STEP if width < Fraction(1, 2) else 4
     return min(max(_dyadic_floor(wanted) if wanted > 0 else h / step, h / step), h * 3 / 4)
