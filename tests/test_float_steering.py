@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose import to_ball, workprec
-from certdp.notions.pld_lattice import _FloatSteering, lattice_for, tuned_offset
+from certdp.notions.pld_lattice import lattice_for, tuned_offset
 from certdp.pairs import Gaussian, SubsampledGaussian
 
 
@@ -39,14 +39,6 @@ def test_pairs_without_float_tails_are_steered_by_arb() -> None:
     # the default is None: the offset search keeps the certified tails for such pairs
     assert Gaussian(1).loss_tail_float(0.5) is None
     assert SubsampledGaussian("1/100", "1", "both").loss_tail_float(0.5) is None
-
-
-def test_steering_proxy_gives_the_pairs_tails_as_exact_balls() -> None:
-    pair = SubsampledGaussian("1/100", "0.8", "remove")
-    proxy = _FloatSteering(pair)
-    p, qq = proxy.loss_tail(to_ball(Fraction(1, 10)))
-    assert (float(p.mid()), float(qq.mid())) == pair.loss_tail_float(0.1)
-    assert proxy.mechanism == pair.mechanism  # every other attribute is the pair's
 
 
 def test_offset_search_result_is_a_valid_offset() -> None:
@@ -89,7 +81,7 @@ def test_float_construction_tracks_the_ball_construction(
     q: str, sigma: str, direction: str, eighths: int, hbits: int
 ) -> None:
     """The offset search ranks offsets by the float construction (certdp.notions.pld_steer); it
-    must give the imbalance that the construction on balls (of the same float tails) gives."""
+    must give the imbalance that the certified construction on the Arb tails gives."""
     from certdp.notions.pld_lattice import LossLattice, _cell_masses, _imbalance, _lower_groups
     from certdp.notions.pld_steer import float_imbalance
 
@@ -98,9 +90,8 @@ def test_float_construction_tracks_the_ball_construction(
     base = lattice_for(pair, h, 40)
     window = LossLattice(h, base.lo, min(base.hi, base.lo + 800), h * Fraction(eighths, 8))
     below = window.hi - window.lo - 8
-    with workprec(64):
-        steer = _FloatSteering(pair)
-        ref = _imbalance(_lower_groups(steer, window, _cell_masses(steer, window)), window, below)
+    with workprec(128):
+        ref = _imbalance(_lower_groups(pair, window, _cell_masses(pair, window)), window, below)
     got = float_imbalance(pair, window, below)
     assert got is not None
     # the ball construction rounds its fractions to 2^-50 and backs off where floats were optimistic

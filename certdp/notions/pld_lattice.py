@@ -262,29 +262,6 @@ def _imbalance(groups: list[Group], lattice: LossLattice, below: int) -> float:
     return total
 
 
-class _FloatSteering:
-    """A pair seen through its float tails (:meth:`PrivacyPair.loss_tail_float`, as exact balls):
-    the offset search runs the lower-side construction on them to compare offsets. Steering only:
-    no bound is ever computed from it (the chosen offset's lattice is built from the Arb tails)."""
-
-    def __init__(self, pair: PrivacyPair) -> None:
-        self._pair = pair
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._pair, name)
-
-    def float_tail(self, ell: float) -> tuple[float, float]:
-        t = self._pair.loss_tail_float(ell)
-        assert t is not None  # built only for pairs with float tails
-        return t
-
-    def loss_tail(self, ell: Ball) -> tuple[Ball, Ball] | None:
-        t = self._pair.loss_tail_float(float(ell.mid()))
-        if t is None:
-            return self._pair.loss_tail(ell)
-        return to_ball(t[0]), to_ball(t[1])
-
-
 #: the offset search's window reaches up to where the P-tail of the loss is below this
 WINDOW_TOP_MASS = 2.0**-9
 
@@ -378,6 +355,38 @@ def tuned_offset(
     return best, costs[best]
 
 
+def float_sweeps(a: list[float], b: list[float]) -> tuple[list[float], list[float]]:
+    """The balancing's two sweeps in floats, for choosing the meeting cell: (u of the sweep down
+    from the top, v of the sweep up from the bottom), from A_i (``a``) and -B_i (``b``) at each
+    boundary (0 where a cell pair does not balance). Shared by :func:`_meeting_cell` and the
+    float construction of the offset search (certdp.notions.pld_steer).
+
+    Contract: float lists of the cells' fractions; no enclosure (steering only).
+    """
+    n = len(a)
+
+    def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
+        used, u, v = [0.0] * (n + 1), [0.0] * n, [0.0] * n
+        for i in order:
+            r = a[i] / b[i] if a[i] > 0 and b[i] > 0 else 0.0
+            if not 0 < r < math.inf:
+                continue
+            if down:
+                vi = 1 - used[i + 1]
+                ui = min(1 - used[i], vi * r)
+                vi = min(vi, ui / r)
+            else:
+                ui = 1 - used[i]
+                vi = min(1 - used[i + 1], ui / r)
+                ui = min(ui, vi * r)
+            u[i], v[i] = ui, vi
+            used[i] += ui
+            used[i + 1] += vi
+        return u, v
+
+    return sweep(range(n - 2, 0, -1), True)[0], sweep(range(1, n - 1), False)[1]
+
+
 def _meeting_cell(
     pair: PrivacyPair, lattice: LossLattice, tails: list[tuple[Ball, Ball]], p: list[Ball], A: list[Ball], B: list[Ball]
 ) -> int | None:
@@ -397,45 +406,19 @@ def _meeting_cell(
     bf = [float(-x.mid()) for x in B]
     mode = max(range(n), key=lambda k: pf[k])
 
-    def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
-        used, u, v = [0.0] * (n + 1), [0.0] * n, [0.0] * n
-        for i in order:
-            r = af[i] / bf[i] if af[i] > 0 and bf[i] > 0 else 0.0
-            if not 0 < r < math.inf:
-                continue
-            if down:
-                vi = 1 - used[i + 1]
-                ui = min(1 - used[i], vi * r)
-                vi = min(vi, ui / r)
-            else:
-                ui = 1 - used[i]
-                vi = min(1 - used[i + 1], ui / r)
-                ui = min(ui, vi * r)
-            u[i], v[i] = ui, vi
-            used[i] += ui
-            used[i + 1] += vi
-        return u, v
-
-    u_top, _ = sweep(range(n - 2, 0, -1), True)
-    _, v_bottom = sweep(range(1, n - 1), False)
+    u_top, v_bottom = float_sweeps(af, bf)
 
     def mismatch(m: int, k: int) -> float:
         """The float cost of meeting at cell m, its cut resolved to h/k."""
         a = lattice.point(lo + m - 1)
         ea, eb = math.exp(float(a)), math.exp(float(lattice.point(lo + m)))
         credit = (1 - u_top[m + 1]) * af[m]
-        if isinstance(pair, _FloatSteering):  # the offset search: float tails, no balls
-            af0, hf = float(a), float(lattice.h)
-            inner = [pair.float_tail(af0 + hf * j / k) for j in range(1, k)]
-            ends = [(float(t[0].mid()), float(t[1].mid())) for t in (tails[m - 1], tails[m])]
-            cf = [ends[0], *inner, ends[1]]
-        else:
-            cuts = [tails[m - 1]]
-            for j in range(1, k):
-                t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, k)))
-                assert t is not None  # the caller has the tails of this pair
-                cuts.append(t)
-            cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
+        cuts = [tails[m - 1]]
+        for j in range(1, k):
+            t = pair.loss_tail(to_ball(a + lattice.h * Fraction(j, k)))
+            assert t is not None  # the caller has the tails of this pair
+            cuts.append(t)
+        cf = [(float(t[0].mid()), float(t[1].mid())) for t in [*cuts, tails[m]]]
         j = k  # the lowest cut at which group m is still balanced
         while j > 0 and (cf[j - 1][0] - cf[k][0]) - eb * (cf[j - 1][1] - cf[k][1]) + credit >= 0:
             j -= 1

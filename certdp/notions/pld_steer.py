@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from certdp.notions.pld_lattice import MEETING_BELOW_MODE, LossLattice
+from certdp.notions.pld_lattice import MEETING_BELOW_MODE, LossLattice, float_sweeps
 from certdp.pairs import PrivacyPair
 
 __all__ = ["float_imbalance"]
@@ -137,27 +137,7 @@ def _meeting_cell(
         return None
     mode = max(range(n), key=p.__getitem__)
 
-    def sweep(order: range, down: bool) -> tuple[list[float], list[float]]:
-        used, uu, vv = [0.0] * (n + 1), [0.0] * n, [0.0] * n
-        for i in order:
-            r = a[i] / b[i] if a[i] > 0 and b[i] > 0 else 0.0
-            if not 0 < r < math.inf:
-                continue
-            if down:
-                vi = 1 - used[i + 1]
-                ui = min(1 - used[i], vi * r)
-                vi = min(vi, ui / r)
-            else:
-                ui = 1 - used[i]
-                vi = min(1 - used[i + 1], ui / r)
-                ui = min(ui, vi * r)
-            uu[i], vv[i] = ui, vi
-            used[i] += ui
-            used[i + 1] += vi
-        return uu, vv
-
-    u_top, _ = sweep(range(n - 2, 0, -1), True)
-    _, v_bottom = sweep(range(1, n - 1), False)
+    u_top, v_bottom = float_sweeps(a, b)
     h = float(lattice.h)
     candidates = list(range(max(2, mode - MEETING_BELOW_MODE), min(n - 2, mode + 1) + 1))
     if not candidates:
