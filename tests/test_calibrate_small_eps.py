@@ -104,3 +104,23 @@ def test_a_budget_refusal_inside_the_search_is_exit_3_not_bad_input(monkeypatch:
     monkeypatch.setattr(cal, "afford_round", refuse_after_three)
     with workprec(128), pytest.raises(BudgetExhausted, match="stopped before probing"):
         calibrate_pld("0.01", 500, "3", "1e-5")
+
+
+def test_a_calibration_budget_refusal_names_flags_calibrate_has() -> None:
+    """Attack review (session 3): calibrate's budget refusal advised "a larger --rel-width or a
+    coarser --h"; calibrate has no --rel-width and its refutation refines below any --h. It names
+    --step (and --via rdp) instead."""
+    with workprec(128), metered(limit=300_000), pytest.raises((BudgetExhausted, LimitExceeded)) as info:
+        calibrate_pld("0.01", 10_000, "1", "1e-5")
+    text = str(info.value)
+    assert "--rel-width" not in text and "--step" in text and "--via rdp" in text, text
+
+
+def test_a_suggested_width_is_never_below_the_width_reached() -> None:
+    """Attack review (session 3): the refinement's refusal suggested the width reached rounded to
+    two digits to the NEAREST (1.23e-7 -> 1.2e-7), and that suggestion failed again."""
+    from certdp.notions.pld import _two_digits_up
+
+    for x in (1.2423e-7, 3.87e-4 * 1.01, 0.5, 9.99e-4, 1.2e-7, 2.0000001e-3):
+        up = _two_digits_up(x)
+        assert up >= x and len(f"{up:.15g}".replace("0.", "").lstrip("0").split("e")[0].replace(".", "")) <= 2

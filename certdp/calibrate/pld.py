@@ -64,6 +64,11 @@ EPS_RESOLUTION = Fraction(1, 2**40)
 #: need at most 11k at 8 x 2^-12)
 COARSE_CELLS = 1 << 14
 
+#: what a budget refusal of the calibration suggests asking for instead (calibrate has no
+#: --rel-width, and its refutation refines below any --h: attack review, the eps command's advice
+#: named flags that failed here)
+CALIBRATE_LESS_WORK = "a larger --step (the refutation one step below then needs a coarser lattice)"
+
 #: default sigma step between claim and refutation for the PLD calibration
 PLD_STEP = "1e-5"
 
@@ -204,7 +209,7 @@ def calibrate_pld(
             # refused before it is built when its estimate passes the budgets left (issue 39: a
             # probe at sigma = 1 with q = 0.5 and 10^5 steps ran to the time budget)
             try:
-                afford_round(compose(SubsampledGaussian(qq, sigma, d_name), n), d, hh)
+                afford_round(compose(SubsampledGaussian(qq, sigma, d_name), n), d, hh, CALIBRATE_LESS_WORK)
             except LimitExceeded as exc:  # a budget, not an input error: exit 3 with how far it got
                 raise BudgetExhausted(
                     f"the calibration stopped before probing sigma={_short(sigma)} at h={_power_text(hh)} "
@@ -523,7 +528,7 @@ def _affordable_start(q: Fraction, n: int, delta: Fraction, dirs: list[str], h: 
     while sigma <= MAX_SIGMA:
         try:
             for d_name in dirs:
-                afford_round(compose(SubsampledGaussian(q, sigma, d_name), n), delta, h)
+                afford_round(compose(SubsampledGaussian(q, sigma, d_name), n), delta, h, CALIBRATE_LESS_WORK)
             return sigma
         except LimitExceeded as exc:
             reason = str(exc)

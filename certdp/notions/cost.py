@@ -513,8 +513,17 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
 REACH_PREFIX = "precision: "
 
 
+#: what a budget refusal of eps or delta suggests asking for instead (calibrate passes its own)
+LESS_WORK = "a larger --rel-width or a coarser --h"
+
+
 def pld_cost_refusal(
-    pair: PrivacyPair, delta: Fraction | None, *, h: Fraction | None = None, rel_width: Fraction | None = None
+    pair: PrivacyPair,
+    delta: Fraction | None,
+    *,
+    h: Fraction | None = None,
+    rel_width: Fraction | None = None,
+    less_work: str = LESS_WORK,
 ) -> tuple[str, bool] | None:
     """Why the lattice accountant would refuse ``pair``, could not reach the target width within
     its product limit (:func:`pld_reach_refusal`: eps(delta) without ``h``; the reason starts with
@@ -522,7 +531,8 @@ def pld_cost_refusal(
     caller's work limit, memory budget and time budget), by :func:`pld_cost` (``h``,
     ``rel_width`` as it takes them), with whether it is a budget or the target (True) or a limit
     of the accountant (False); None if it may fit. A budget's reason names what to pass
-    instead: --via rdp (a sound upper bound at once), a larger budget, or less precision.
+    instead: --via rdp (a sound upper bound at once), a larger budget, or ``less_work`` (the
+    command's own flags that ask for less).
 
     Contract: a one-line reason and a flag, or None; computes nothing certified.
     """
@@ -546,7 +556,7 @@ def pld_cost_refusal(
         f"{cost.bits} bits)"
     )
     instead = "; --via rdp answers at once with a sound upper bound"
-    finer = "a larger --rel-width or a coarser --h"
+    finer = less_work
     if memory is not None and cost.memory + resident() > memory:  # on top of what the process holds
         return (
             f"budget: {where} needs about {fmt_bytes(cost.memory)}, above max-memory={fmt_bytes(memory)}"
@@ -569,7 +579,7 @@ def pld_cost_refusal(
     return None
 
 
-def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction) -> None:
+def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction, less_work: str = LESS_WORK) -> None:
     """Raise LimitExceeded (the budget's reason) when one more round of the refinement at spacing
     ``h`` would pass an active budget by :func:`pld_cost` (the refinement then backs off to a
     coarser spacing, or stops with the sound enclosure it has and the --rel-width that accepts
@@ -581,6 +591,6 @@ def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction) -> None
     """
     if headroom() == (None, None) and seconds_left() is None:
         return  # no budget is active (the Python API outside any meter): nothing to check against
-    over = pld_cost_refusal(pair, delta, h=h)
+    over = pld_cost_refusal(pair, delta, h=h, less_work=less_work)
     if over is not None and over[1]:
         raise LimitExceeded(f"the round at h={h}: {over[0]}")

@@ -834,7 +834,7 @@ def pld_bounds(
             if refusal is not None:
                 # the enclosure reached is sound: say which target accepts it (a tiny eps, such as
                 # sigma = 1e4, has a relative width no lattice reaches; attack review)
-                accept = f"--rel-width {float(best_w) * 1.01:.2g} accepts the sound enclosure reached"
+                accept = f"--rel-width {_two_digits_up(float(best_w) * 1.01):g} accepts the sound enclosure reached"
                 if float(best_w) * 1.01 >= 1:  # the lower end stayed 0: no --rel-width (< 1) is ever reached
                     accept = f"--h {best.grid['upper_h']} gives its sound upper end (lower end 0), --via rdp a bound"
                 exc2 = PrecisionExhausted(
@@ -869,6 +869,13 @@ def _sure_to_overflow(pair: PrivacyPair, delta: Fraction | None, h: Fraction) ->
             f"a round at h={exact_str(h)} needs products of about {cost.product} coefficients, past the limit "
             f"{MAX_REFINE_PRODUCT}"
         )
+
+
+def _two_digits_up(x: float) -> float:
+    """x > 0 rounded UP to two significant digits, so that a width suggested from it is at least
+    the width reached (attack review: 1.23e-7 rounded to 1.2e-7, and that suggestion failed again)."""
+    digits = max(0, 1 - math.floor(math.log10(x)))
+    return math.ceil(x * 10**digits) / 10**digits
 
 
 def _retunable(parts: list[tuple[PrivacyPair, int]], delta: Fraction | None) -> bool:
