@@ -106,6 +106,21 @@ def test_the_benchmark_rows_are_not_refused_by_the_estimate(q: str, sigma: str, 
     assert pld_cost_refusal(pair, Fraction(delta)) is None  # no budget active: nothing else refuses
 
 
+@pytest.mark.parametrize(
+    ("q", "sigma", "delta"),
+    # measured without the refusal: 6.0e-4 after 273e6 units, 7.4e-4 at the cell limit, B2's 3.9e-4
+    [("0.01", "5", "1e-5"), ("0.001", "0.5", "1e-5"), ("0.001", "6.188176", "1e-10")],
+)
+def test_runs_that_miss_the_width_are_refused_by_the_estimate(q: str, sigma: str, delta: str) -> None:
+    """Attack review (session 3): once the refinement's safety factor moved the estimate's finest
+    fitting spacing, the refusal's probes moved with it and the first case ran 54 s to exit 3; the
+    spacing is now anchored at a power of two."""
+    pair = _pair(q, sigma, 10**6)
+    cost = pld_cost(pair, Fraction(delta))
+    assert cost is not None
+    assert pld_reach_refusal(pair, Fraction(delta), cost) is not None
+
+
 def test_the_finest_fitting_spacing_is_where_the_predicted_products_meet_the_limit() -> None:
     # B2's run: a product of 4.45e6 coefficients at h = 2^-20 passed the limit, 3.56e6 at 10 2^-23
     # fitted; the estimate's finest fitting spacing lies between them, up to one step of its grid

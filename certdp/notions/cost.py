@@ -227,6 +227,7 @@ def pld_cost(
         MAX_REFINE_ROUNDS,
         MIN_REFINE_H,
         PROBE_FACTOR,
+        _pow2_floor,
         auto_h,
         directions,
         refined_h,
@@ -338,7 +339,11 @@ def pld_cost(
             spacings.append(nxt)
             hh, w = nxt, width(nxt)
         scale = n_all / spread / eps_guess
-        fit_h = _finest_fit(spacings[-1], lambda hh: round_cost(hh, False)[1], MAX_REFINE_PRODUCT, MIN_REFINE_H)
+        # anchored at a power of two, so that the spacings the reach refusal probes do not move with
+        # the refinement's safety factor (attack review, session 3: they did, and a refusal stopped firing)
+        fit_h = _finest_fit(
+            _pow2_floor(spacings[-1]), lambda hh: round_cost(hh, False)[1], MAX_REFINE_PRODUCT, MIN_REFINE_H
+        )
     work = longest = 0
     for i, hh in enumerate(spacings):
         u, top = round_cost(hh, i == 0)
