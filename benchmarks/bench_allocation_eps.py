@@ -46,6 +46,14 @@ its lower end. certdp was faster than pld-accounting's default band on 3 of the 
 (by 1.5x to 3.9x; certdp took at most 5 s on each). The pld-accounting band is 1.9% to 4.3% wide
 (relative to its upper end), certdp's enclosure 1.9e-5 to 3.6e-4; random-allocation's combined
 upper bound is 9% to 71% above certdp's upper end.
+
+After the first grid became four times coarser (2026-12-05, certdp at 1c91e6b; `python
+benchmarks/bench_allocation_eps.py --rows 10:1:1,100:1:1,1000:1:1,10:10:2,100:10:2
+--no-random-allocation`, load average 1.2-1.6): certdp [2.1886875, 2.1889778] 0.3 s, [0.62080601,
+0.62107445] 0.4 s, [0.13876833, 0.13886186] 2.9 s, [2.1407612, 2.1421274] 0.4 s, [0.60269488,
+0.60312953] 0.4 s (relative widths 1.3e-4 to 7.2e-4, target 1e-3); pld-accounting 1.5, 0.8, 16.3,
+0.6 and 6.7 s: certdp / peer time 0.17, 0.50, 0.18, 0.65, 0.05. The sixth row (T = 1000, E = 10,
+0.02 above) was not rerun (pld-accounting's band took 486 s there).
 """
 
 from __future__ import annotations
