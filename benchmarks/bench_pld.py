@@ -159,6 +159,25 @@ products are ~40% of the time and the Arb tails ~17%, profiled), the long runs (
 needs h ~ 2e-5 at 10^6 steps where dp_accounting's single pessimistic estimate runs at 1e-4) and
 the last row (eps = 0.08 needs h ~ 8e-6 for a relative width of 1e-4; dp_accounting's value
 there is 0.3% above the sound upper end).
+
+After the sixth pass (2026-12-05, certdp at 27ffa63: the floors follow the target width, the
+refinement's safety 0.85 once a round is below a width of 0.05, 1024 coarse cells per tail;
+`python benchmarks/bench_pld.py --no-calibration`, no other job running but the session's own):
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio |
+|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3930915, 2.3933013] | 8.8e-05 | 1.2 | 2.3932926 | 0.4 | 2.7 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8225202, 2.8227182] | 7.0e-05 | 1.7 | 2.8227308 ABOVE | 0.5 | 3.4 |
+| 0.001, 0.8, 1e5, 1e-8 | [3.5177951, 3.5180852] | 8.2e-05 | 8.1 | 3.5187811 ABOVE | 0.6 | 12.8 |
+| 0.001, 0.8, 1e6, 1e-8 | [12.4209569, 12.4220681] | 8.9e-05 | 24.3 | 12.4274965 ABOVE | 0.7 | 37.0 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993284, 2.3994915] | 6.8e-05 | 0.7 | 2.3994394 | 0.8 | 0.8 |
+| 0.004, 0.52, 2500, 1e-5 | [7.9826679, 7.9828222] | 1.9e-05 | 2.0 | 7.9827705 | 1.4 | 1.4 |
+| 0.1, 1.5, 100, 1e-5 | [3.5357132, 3.5359475] | 6.6e-05 | 0.2 | 3.5358703 | 0.5 | 0.5 |
+| 0.05, 1.0, 50, 1e-6 | [3.2013038, 3.2015580] | 7.9e-05 | 0.1 | 3.2014734 | 0.7 | 0.2 |
+| 0.001, 2.0, 1000, 1e-8 | [0.0799618, 0.0799666] | 6.1e-05 | 0.6 | 0.0801814 ABOVE | 0.02 | 28.3 |
+
+Within 2x on the four short rows; CIFAR-10 2.7, MNIST 3.4; the long runs and the small-eps row
+as explained above.
 """
 
 from __future__ import annotations
