@@ -86,3 +86,19 @@ def peak_traced_bytes(fn: Callable[[], Any]) -> tuple[Exception | None, int]:
         if not was_tracing:
             tracemalloc.stop()
     return error, peak
+
+
+def counted_cli(argv: list[str], limit: int | None = None) -> tuple[int, str, str, int]:
+    """Run ``certdp argv`` in process under a work meter of ``limit`` units (None: unlimited):
+    (exit code, stdout, stderr, work units used)."""
+    import contextlib
+    import io
+
+    from certdp.cli import main
+    from certdp.enclose.work import metered
+
+    out: list[str] = []
+    err = io.StringIO()
+    with metered(limit=limit) as meter, contextlib.redirect_stderr(err):
+        code = main(argv, out=out.append)
+    return code, "".join(out), err.getvalue(), meter.used

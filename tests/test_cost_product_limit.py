@@ -12,19 +12,17 @@ Work is counted in units of certdp.enclose.work, never by a clock.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import re
 from fractions import Fraction
 
 import pytest
 
-from certdp.cli import main
 from certdp.enclose.work import metered
 from certdp.notions.cost import REACH_PREFIX, pld_cost, pld_cost_refusal, pld_reach_refusal
 from certdp.notions.pld import DEFAULT_REL_WIDTH, MAX_REFINE_PRODUCT
 from certdp.pairs import SubsampledGaussian, compose
+from tests.counters import counted_cli as _counted
 
 B2 = "eps subsampled-gaussian --q 0.001 --sigma 6.188176 --steps 1000000 --delta 1e-10".split()
 
@@ -45,14 +43,6 @@ BENCH_ROWS = [
 
 def _pair(q: str, sigma: str, steps: int) -> object:
     return compose(SubsampledGaussian(q, sigma, "both"), steps)
-
-
-def _counted(argv: list[str], limit: int | None = None) -> tuple[int, str, str, int]:
-    out: list[str] = []
-    err = io.StringIO()
-    with metered(limit=limit) as meter, contextlib.redirect_stderr(err):
-        code = main(argv, out=out.append)
-    return code, "".join(out), err.getvalue(), meter.used
 
 
 def _suggested(message: str) -> Fraction:

@@ -13,18 +13,16 @@ this project's machine (units counted by the meter for the whole run, --via pld,
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from fractions import Fraction
 
 import pytest
 
 from certdp.budget import DEFAULT_MAX_MEMORY, DEFAULT_MAX_SECONDS, parse_memory
-from certdp.cli import main
 from certdp.enclose.work import metered
 from certdp.notions.cost import pld_cost, pld_cost_refusal
 from certdp.pairs import SubsampledGaussian, compose
+from tests.counters import counted_cli as _counted
 
 #: (command, q, sigma, steps, delta or eps, units counted for the whole run). Measured, --via pld:
 #: the estimate before this change was 29904 for CIFAR-10 (101x below) and 167760 for the
@@ -54,14 +52,6 @@ HIGH, LOW = 4.0, 1.5
 
 def _pair(q: str, sigma: str, steps: int) -> object:
     return compose(SubsampledGaussian(q, sigma, "both"), steps)
-
-
-def _counted(argv: list[str], limit: int | None = None) -> tuple[int, str, str, int]:
-    out: list[str] = []
-    err = io.StringIO()
-    with metered(limit=limit) as meter, contextlib.redirect_stderr(err):
-        code = main(argv, out=out.append)
-    return code, "".join(out), err.getvalue(), meter.used
 
 
 @pytest.mark.parametrize(("command", "q", "sigma", "steps", "value", "units"), MEASURED)
