@@ -201,8 +201,8 @@ def test_default_eps_width_on_paper_cells(m: int, e: int, sigma: str) -> None:
 
 
 def test_bad_inputs_are_named() -> None:
-    with pytest.raises(InvalidArgument, match="k=2 is not supported"):
-        allocation_eps_bounds(1, 10, 1, Fraction(1, 10**5), k=2)
+    with pytest.raises(InvalidArgument, match="k=11 must be <= steps=10"):
+        allocation_eps_bounds(1, 10, 1, Fraction(1, 10**5), k=11)
     with pytest.raises(InvalidArgument, match="direction=sideways"):
         allocation_delta_bounds(1, 10, 1, 1, direction="sideways")
     with pytest.raises(InvalidArgument, match="eps=-1 must be >= 0"):

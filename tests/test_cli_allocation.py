@@ -64,7 +64,7 @@ def test_delta_directions_and_text(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--k", "2"], "k=2 is not supported"),
+        (["--k", "11"], "k=11 must be <= steps=10"),
         (["--k", "0"], "k=0 must be >= 1"),
         (["--direction", "up"], "direction=up must be one of remove, add, both"),
         (["--h", "0.001"], "h=0.001 is not used by certdp eps random-allocation; drop --h"),
@@ -131,7 +131,8 @@ def test_calibrate_one_step_brackets_the_gaussian_sigma(capsys: pytest.CaptureFi
         (["--epsilon", "1", "--delta", "1e-5", "--tv", "0.1"], "delta=1e-5 is not used by certdp calibrate"),
         (["--epsilon", "1", "--delta", "1e-5", "--out", "/nonexistent-dir/x.json"], "does not exist"),
         ([], "tv is required for random-allocation (--tv LAMBDA), or an (epsilon, delta) target"),
-        (["--epsilon", "1", "--delta", "1e-5", "--k", "3"], "k=3 is not supported"),
+        (["--epsilon", "1", "--delta", "1e-5", "--k", "11"], "k=11 must be <= steps=10"),
+        (["--epsilon", "1", "--delta", "1e-5", "--k", "3", "--out", "x.json"], "k=3: --out is refused for k > 1"),
         (["--tv", "0.1", "--k", "1"], "k=1 is not used by certdp calibrate random-allocation"),
     ],
 )

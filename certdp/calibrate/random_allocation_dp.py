@@ -7,6 +7,11 @@ sigma": adding Gaussian noise is a post-processing), so the sigmas meeting the t
 delta_lower(eps) > delta, when both are decided; otherwise the record states the proved interval:
 the least lattice sigma meeting the target lies in (sigma_violated, sigma], with sigma_violated
 the largest sigma at which a violation was proved (None: none was).
+
+k > 1 (each record in k of the M steps): the calibration runs on the k = 1 pair of floor(M/k)
+steps and k E epochs, which bounds k-of-M allocation from above (docs/math.md §9.8, "k > 1").
+Its claim at ``sigma`` therefore holds for k-of-M allocation; its violations do not transfer (the
+reduction goes one way), so a k > 1 record proves no violation and says so in ``miss_reason``.
 """
 
 from __future__ import annotations
@@ -14,14 +19,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
 from certdp.enclose import Enclosure, workprec
 from certdp.enclose.ball import readable_repr
-from certdp.errors import LimitExceeded, PrecisionExhausted
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 from certdp.notions import allocation_dp as adp
 from certdp.notions.tv_certified import LatticeGrid
 from certdp.pairs import RandomAllocation
@@ -58,15 +63,23 @@ class AllocationDpCalibration:
     #: violation at sigma_miss (None without one): a certificate records them (certdp.cert.write)
     grid: LatticeGrid | None = None
     miss_grid: LatticeGrid | None = None
+    #: steps per epoch each record is used in; for k > 1 ``note`` says what is (not) proved and
+    #: reduced_steps / reduced_epochs name the k = 1 run the bounds were computed on
+    k: int = 1
+    note: str | None = None
+    reduced_steps: int | None = None
+    reduced_epochs: int | None = None
 
     __repr__ = readable_repr
 
     def to_dict(self) -> dict[str, object]:
         """Contract: exact decimal strings of every field; bounds rounded outward."""
-        return {
+        rec: dict[str, object] = {
             "target": "eps-delta",
             "steps": self.steps,
             "epochs": self.epochs,
+            "k": self.k,
+            "one_sided": self.k > 1,
             "epsilon": exact_str(self.epsilon),
             "delta": exact_str(self.delta),
             "direction": self.direction,
@@ -86,6 +99,10 @@ class AllocationDpCalibration:
             "evaluations": self.evaluations,
             "seconds": round(self.seconds, 3),
         }
+        if self.k > 1:
+            rec["note"] = self.note
+            rec["reduced"] = {"steps": self.reduced_steps, "epochs": self.reduced_epochs}
+        return rec
 
 
 class _Evaluator:
@@ -160,11 +177,41 @@ def calibrate_eps_delta(
     delta_lower(eps) > delta, so no smaller lattice sigma meets the target (delta is
     non-increasing in sigma, docs/math.md §9.8); otherwise the least lattice sigma meeting it is
     in (sigma_violated, sigma] (``proved_interval``). The float search only proposes sigmas.
+    k > 1 (k <= M, else InvalidArgument): the claim is that of the k = 1 pair of floor(M/k) steps
+    and k E epochs (an upper bound, docs/math.md §9.8), and no violation is proved
+    (``delta_lower_at_miss`` and ``sigma_violated`` None, the reason in ``miss_reason``).
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     at_most("steps", m, MAX_RA_STEPS)
     at_most("epochs", e, MAX_RA_EPOCHS)
-    adp._pair(1, m, e, k)  # refuses k > 1 with its reason
+    red = adp.k_reduction(m, e, k)
+    if red.one_sided:
+        at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
+        res = calibrate_eps_delta(
+            red.reduced_steps,
+            red.reduced_epochs,
+            epsilon,
+            delta,
+            step,
+            direction=direction,
+            progress=progress,
+            max_seconds=max_seconds,
+        )
+        # the reduced pair's violations and lower ends bound nothing for k-of-M allocation: dropped
+        return replace(
+            res,
+            steps=m,
+            epochs=e,
+            delta_upper=Enclosure.from_bounds(Fraction(0), res.delta_upper.upper, 128),
+            delta_lower_at_miss=None,
+            miss_reason="k > 1: no certified lower bound, so no violation at sigma - step is proved",
+            sigma_violated=None,
+            miss_grid=None,
+            k=red.k,
+            note=red.note(),
+            reduced_steps=red.reduced_steps,
+            reduced_epochs=red.reduced_epochs,
+        )
     dirs = adp._directions(direction)
     eps = adp._check_eps(epsilon)
     d = real("delta", delta, gt=0, lt=1)
@@ -332,8 +379,11 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     lattice of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
     eps' <= refutation), or None with ``reason``; docs/math.md §9.8. PrecisionExhausted when the
     claim's grid does not prove the target (the calibration's lattice differs only in its
-    threshold range, so this is not expected).
+    threshold range, so this is not expected); InvalidArgument for k > 1 (no certificate kind
+    records the reduction).
     """
+    if res.k != 1:  # the verifier rebuilds the k = 1 lattice of the recorded run, not the reduction
+        raise InvalidArgument(f"k={res.k}: no certificate for k > 1 (certdp verify does not recompute the reduction)")
     if res.grid is None:
         raise PrecisionExhausted("the calibration recorded no grid for its claim")
     dirs = adp._directions(res.direction)

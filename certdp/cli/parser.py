@@ -246,8 +246,8 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
         if name in ("eps", "delta", "calibrate"):
             p.add_argument(
                 "--k",
-                help="random-allocation: steps per epoch that each record is used in (default 1; only k = 1 is "
-                "certified, k > 1 is refused)",
+                help="random-allocation: steps per epoch that each record is used in, 1 <= k <= M (default 1; "
+                "k > 1: upper end only, by the reduction to k*E epochs of 1-of-floor(M/k), docs/math.md §9.8)",
             )
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")

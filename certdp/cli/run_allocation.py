@@ -3,6 +3,8 @@
 ``certdp eps random-allocation --steps M --epochs E --sigma S [--k K] [--direction D] --delta X``
 and ``certdp delta random-allocation ... --eps X`` take this route by default and with
 ``--via pld``; ``--via rdp`` (or ``--orders``) keeps the RDP conversion of certdp.notions.accountant.
+With ``--k K`` > 1 the answer is one-sided (``one_sided``: upper end by the reduction of
+docs/math.md §9.8 to k = 1, lower end 0) and ``certdp calibrate`` writes no certificate.
 """
 
 from __future__ import annotations
@@ -38,9 +40,11 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
     Contract: ``lower`` <= the true eps(delta) (delta(eps)) <= ``upper`` of the pair of
     docs/math.md §9.8 in the direction asked for (default both: the larger of remove and add);
     both ends are proved; the relative width is at most --rel-width (default 1e-3 for eps, 1e-2
-    for delta), else PrecisionExhausted (exit 3) naming the width reached.
+    for delta), else PrecisionExhausted (exit 3) naming the width reached. --k K > 1: ``upper``
+    only is proved (reduction to k = 1, docs/math.md §9.8), ``lower`` is 0, ``one_sided`` is true
+    and --rel-width applies to the reduced pair's enclosure.
     """
-    from certdp.notions.allocation_dp import allocation_delta_bounds, allocation_eps_bounds
+    from certdp.notions.allocation_dp import allocation_delta_bounds, allocation_eps_bounds, k_reduction
 
     if args.h is not None:
         raise InvalidArgument(
@@ -60,6 +64,7 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
             "(one working precision, --prec); drop --max-prec"
         )
     pair, inputs = pair_from_args(argparse.Namespace(**{**vars(args), "direction": None}))
+    red = k_reduction(pair.steps, pair.epochs, k)  # 1 <= k <= M, before any work
     inputs["params"] = {**pair.params(), "direction": direction, "k": str(k)}  # type: ignore[dict-item]
     start = time.perf_counter()
     with progress_bar(args) as note:
@@ -81,23 +86,32 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
             prec=prec,
             progress=note,
         )
-    return enclosure_record(
-        name,
-        enc,
-        inputs,
-        **{
-            name: enc.upper_str(),
-            "via": "pld",
-            "lower_from": "random-allocation lattice lower bound (post-processing of the pair; docs/math.md §9.8)",
-            "upper_from": "random-allocation lattice upper bound (mean-keeping splits; docs/math.md §9.8)",
-            "route": "random allocation: two-sided lattice bounds on the hockey-stick divergence of the pair of "
-            "Feldman and Shenfeld (arXiv:2502.08202)",
-            "direction": direction,
-            "rel_width_target": str(raw_rw),
-            "seconds": round(time.perf_counter() - start, 3),
-            "warnings": [],
-        },
-    )
+    extra: dict[str, object] = {
+        name: enc.upper_str(),
+        "via": "pld",
+        "lower_from": "random-allocation lattice lower bound (post-processing of the pair; docs/math.md §9.8)",
+        "upper_from": "random-allocation lattice upper bound (mean-keeping splits; docs/math.md §9.8)",
+        "route": "random allocation: two-sided lattice bounds on the hockey-stick divergence of the pair of "
+        "Feldman and Shenfeld (arXiv:2502.08202)",
+        "direction": direction,
+        "k": k,
+        "one_sided": red.one_sided,
+        "rel_width_target": str(raw_rw),
+        "seconds": round(time.perf_counter() - start, 3),
+        "warnings": [],
+    }
+    if red.one_sided:
+        extra.update(
+            lower_from="none: k > 1 has no certified lower bound (0 is trivial)",
+            upper_from=f"lattice upper bound of the k = 1 pair with {red.reduced_steps} steps and "
+            f"{red.reduced_epochs} epochs (docs/math.md §9.8, k > 1)",
+            route="random allocation, k > 1: upper bound through the decomposition of Feldman and Shenfeld "
+            "(arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation",
+            reduced={"steps": red.reduced_steps, "epochs": red.reduced_epochs},
+            via_note=red.note(),
+            rel_width_target=f"{raw_rw} (of the reduced pair's enclosure; the k > 1 enclosure is one-sided)",
+        )
+    return enclosure_record(name, enc, inputs, **extra)
 
 
 def run_calibrate_eps_delta(
@@ -109,7 +123,9 @@ def run_calibrate_eps_delta(
     proved (epsilon, delta)-DP, and sigma - step a proved violation or the proved interval
     (``proved_interval``); with ``out`` (a checked path) the certificate that certdp verify
     recomputes (hockey-upper claim, hockey-lower refutation), signed with ``key`` if given;
-    one-line InvalidArgument for a missing or conflicting target.
+    one-line InvalidArgument for a missing or conflicting target. --k K > 1: the claim by the
+    reduction of docs/math.md §9.8, no violation proved (``one_sided``, ``note``), and ``out``
+    refused with a one-line InvalidArgument before any work.
     """
     from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
 
@@ -123,6 +139,11 @@ def run_calibrate_eps_delta(
     direction = args.direction if args.direction is not None else "both"
     if direction not in DIRECTIONS:
         raise InvalidArgument(f"direction={fmt_value(direction)} must be one of {', '.join(DIRECTIONS)}")
+    k = integer("k", args.k if args.k is not None else "1", ge=1)
+    if k > 1 and out is not None:  # refused before any work: no certificate kind records the reduction
+        raise InvalidArgument(
+            f"k={k}: --out is refused for k > 1 (certdp verify does not recompute the reduction to k = 1); drop --out"
+        )
     with progress_bar(args) as note:
         res = calibrate_eps_delta(
             args.steps,
@@ -131,11 +152,11 @@ def run_calibrate_eps_delta(
             args.delta,
             args.step,
             direction=direction,
-            k=args.k if args.k is not None else "1",
+            k=k,
             progress=note,
             max_seconds=budget,  # type: ignore[arg-type]
         )
-    rec: dict[str, object] = {"quantity": "calibration", "mechanism": "random-allocation", "k": 1, **res.to_dict()}
+    rec: dict[str, object] = {"quantity": "calibration", "mechanism": "random-allocation", **res.to_dict()}
     if out is not None:
         rec.update(_write_eps_delta_certificate(res, out, key))
         rec["certificate"] = args.out
@@ -183,11 +204,14 @@ def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[
 def render_calibration_eps_delta(rec: dict[str, object]) -> str:
     """Contract: the text form of :func:`run_calibrate_eps_delta`'s record (every number from it)."""
     target = f"({rec['epsilon']}, {rec['delta']})"
+    k = f" k={rec['k']}" if rec.get("k", 1) != 1 else ""
     lines = [
-        f"random-allocation M={rec['steps']} E={rec['epochs']} direction={rec['direction']}: target {target}, "
+        f"random-allocation M={rec['steps']} E={rec['epochs']}{k} direction={rec['direction']}: target {target}, "
         "certified lattice bounds",
         f"  sigma = {rec['sigma']}: certified delta(epsilon) <= {rec['delta_upper']}",
     ]
+    if rec.get("note"):
+        lines.append(f"  note: {rec['note']}")
     if rec["delta_lower_at_miss"] is not None:
         lines.append(
             f"  sigma = {rec['sigma_miss']}: certified delta(epsilon) >= {rec['delta_lower_at_miss']}: "

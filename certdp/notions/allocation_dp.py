@@ -31,9 +31,14 @@ eps(delta): delta is nonincreasing in eps. eps_upper is a dyadic eps with delta_
 (so the pair is (eps_upper, delta)-DP); eps_lower is a dyadic eps with delta_lower(eps) > delta,
 so every eps' <= eps_lower has delta(eps') >= delta(eps_lower) > delta: (eps', delta)-DP fails.
 
-k > 1 (each record in k of the M steps) is refused: the pair of that scheme is a mixture over
-C(M, k) subsets, and certdp has no proved reduction of it to the k = 1 pair (such as k
-compositions of a 1-of-floor(M/k) allocation).
+k > 1 (each record in k of the M steps of an epoch) is bounded from above only (docs/math.md §9.8,
+"k > 1"): the E-epoch pair of k-of-M allocation is dominated, in both directions and at every eps,
+by the k = 1 pair with floor(M/k) steps and k E epochs (the decomposition of Feldman and Shenfeld,
+arXiv:2502.08202: a uniform k-subset is a uniform one-per-block choice over a random partition
+into k blocks; joint convexity of the hockey-stick divergence, then a post-processing that turns
+a block of floor(M/k) steps into a larger one). That reduced pair's UPPER end is therefore an
+upper end for k > 1; its lower end is not a lower end (the reduction goes one way), so the
+enclosures returned for k > 1 have lower end 0.
 """
 
 from __future__ import annotations
@@ -219,14 +224,52 @@ def _directions(direction: str) -> tuple[str, ...]:
     return ("remove", "add") if direction == "both" else (direction,)
 
 
-def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
-    kk = integer("k", k, ge=1)
-    if kk != 1:
-        raise InvalidArgument(
-            f"k={kk} is not supported: certdp certifies random allocation with k = 1 only (it has no proved "
-            "reduction of the k-of-M pair to k = 1, e.g. to k compositions of a 1-of-floor(M/k) allocation)"
+@dataclass(frozen=True)
+class KReduction:
+    """k-of-M random allocation over E epochs and the k = 1 run that bounds it from above:
+    ``reduced_steps`` = floor(M/k) steps, ``reduced_epochs`` = k E epochs (docs/math.md §9.8)."""
+
+    steps: int
+    epochs: int
+    k: int
+    reduced_steps: int
+    reduced_epochs: int
+
+    @property
+    def one_sided(self) -> bool:
+        """Contract: True exactly for k > 1, where only upper ends are certified (docs/math.md §9.8)."""
+        return self.k > 1
+
+    def note(self) -> str:
+        """Contract: one line saying what a k > 1 answer proves (empty string for k = 1)."""
+        if not self.one_sided:
+            return ""
+        return (
+            f"k={self.k} > 1: upper bound only, by the k = 1 pair with floor(M/k)={self.reduced_steps} steps and "
+            f"k*E={self.reduced_epochs} epochs (decomposition of Feldman and Shenfeld, arXiv:2502.08202; "
+            "docs/math.md §9.8); no certified lower bound (a lower end 0 is trivial, no violation is proved)"
         )
-    return RandomAllocation(steps, sigma, epochs)
+
+
+def k_reduction(steps: Number, epochs: Number, k: Number) -> KReduction:
+    """The k = 1 run whose privacy profile bounds that of k-of-M random allocation from above.
+
+    Contract: 1 <= k <= M, else InvalidArgument naming k; for every eps and both directions,
+    delta of E epochs of k-of-M allocation at sigma <= delta of k E epochs of 1-of-floor(M/k)
+    allocation at sigma (docs/math.md §9.8, "k > 1"; equality for k = 1).
+    """
+    m = integer("steps", steps, ge=1)
+    e = integer("epochs", epochs, ge=1)
+    kk = integer("k", k, ge=1)
+    if kk > m:
+        raise invalid("k", kk, f"must be <= steps={m} (each record is used in k of the M steps of an epoch)")
+    return KReduction(m, e, kk, m // kk, kk * e)
+
+
+def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
+    """The k = 1 pair the bounds are computed on (for k > 1 the reduced one: its upper ends only)."""
+    red = k_reduction(steps, epochs, k)
+    return RandomAllocation(red.reduced_steps, sigma, red.reduced_epochs)
 
 
 def _spread(sd: float, e: int, eps: float, slack: float) -> float:
@@ -418,7 +461,7 @@ def allocation_delta_bounds(
     prec: int = 128,
     progress: Progress | None = None,
 ) -> Enclosure:
-    """Certified enclosure of delta(eps) of random allocation (k = 1).
+    """Certified enclosure of delta(eps) of random allocation (k = 1; k > 1: upper end only).
 
     ``slack`` sets the first grid (tv_certified.auto_grid at that TV slack; any value is sound).
 
@@ -426,8 +469,24 @@ def allocation_delta_bounds(
     docs/math.md §9.8 in ``direction`` (remove: P||Q, add: Q||P, both: the larger) of E epochs of
     M steps at noise sigma (pair of Feldman and Shenfeld, arXiv:2502.08202). The grid is refined
     until (upper - lower)/upper <= rel_width (None: one grid), else PrecisionExhausted naming the
-    width reached. k > 1 raises InvalidArgument.
+    width reached. k > 1 (k <= M, else InvalidArgument): [0, upper] with upper that of the k = 1
+    pair of floor(M/k) steps and k E epochs (k_reduction), rel_width applying to that pair's
+    enclosure; 0 is no proved lower end.
     """
+    red = k_reduction(steps, epochs, k)
+    if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
+        enc = allocation_delta_bounds(
+            sigma,
+            red.reduced_steps,
+            red.reduced_epochs,
+            eps,
+            direction=direction,
+            rel_width=rel_width,
+            slack=slack,
+            prec=prec,
+            progress=progress,
+        )
+        return Enclosure.from_bounds(Fraction(0), enc.upper, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     e = _check_eps(eps)
@@ -527,14 +586,29 @@ def allocation_eps_bounds(
     prec: int = 128,
     progress: Progress | None = None,
 ) -> Enclosure:
-    """Certified enclosure of eps(delta) of random allocation (k = 1).
+    """Certified enclosure of eps(delta) of random allocation (k = 1; k > 1: upper end only).
 
     Contract: upper is a dyadic eps at which delta_upper(eps) <= delta is proved (the run is
     (upper, delta)-DP in ``direction``; both: in each direction), and at lower delta_lower > delta
     is proved, so every eps below lower is a proved violation (lower = 0 when none is proved);
     docs/math.md §9.8. Refined until (upper - lower)/upper <= rel_width, else PrecisionExhausted
-    naming the width reached. k > 1 raises InvalidArgument.
+    naming the width reached. k > 1 (k <= M, else InvalidArgument): [0, upper] with upper that of
+    the k = 1 pair of floor(M/k) steps and k E epochs (k_reduction; the run is (upper, delta)-DP),
+    rel_width applying to that pair's enclosure; 0 is no proved lower end.
     """
+    red = k_reduction(steps, epochs, k)
+    if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
+        enc = allocation_eps_bounds(
+            sigma,
+            red.reduced_steps,
+            red.reduced_epochs,
+            delta,
+            direction=direction,
+            rel_width=rel_width,
+            prec=prec,
+            progress=progress,
+        )
+        return Enclosure.from_bounds(Fraction(0), enc.upper, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     d = real("delta", delta, gt=0, lt=1)

@@ -1,0 +1,177 @@
+"""Random allocation with k > 1 (each record in k of the t steps of an epoch): the one-sided
+bound of certdp.notions.allocation_dp through the reduction of docs/math.md §9.8 ("k > 1").
+
+Independent references:
+* t <= 6: Monte Carlo of the exact k-of-t pair (P = mixture over the C(t, k) subsets S of
+  N(1_S/sigma, I_t), Q = N(0, I_t)), from bounded integrands (remove: E_P (1 - c/Lambda)_+; add:
+  E_Q (1 - c Lambda)_+, c = e^eps, Lambda = dP/dQ summed over every subset), with a 99.9%
+  confidence interval: its lower end must stay below the certified upper end;
+* the same Monte Carlo refutes a plausible wrong reduction (k compositions of 1-of-ceil(t/k)), so
+  the check above can fail;
+* k = t: every step uses the record, the pair is one Gaussian of mu = sqrt(t E)/sigma (closed
+  form in mpmath), and the reduction is exact there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import json
+import math
+from decimal import Decimal
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from certdp.cli import main
+from certdp.errors import InvalidArgument
+from certdp.notions.allocation_dp import allocation_delta_bounds, allocation_eps_bounds, k_reduction
+
+#: two-sided 99.9% normal quantile
+Z999 = 3.2905
+SAMPLES = 200_000
+
+
+def dec(lo: str, hi: str, places: int = 2) -> st.SearchStrategy[Fraction]:
+    return st.decimals(Decimal(lo), Decimal(hi), places=places).map(lambda d: Fraction(str(d)))
+
+
+def mc_delta(t: int, k: int, sigma: float, eps: float, direction: str, n: int, seed: int) -> tuple[float, float]:
+    """Monte Carlo estimate of delta(eps) of one epoch of the exact k-of-t pair and its standard error."""
+    rng = np.random.default_rng(seed)
+    subsets = np.array([[1.0 if i in s else 0.0 for i in range(t)] for s in itertools.combinations(range(t), k)])
+    x = rng.standard_normal((n, t))
+    if direction == "remove":  # draw under P: a uniform k-subset shifted by 1/sigma
+        x += subsets[rng.integers(len(subsets), size=n)] / sigma
+    a = x @ subsets.T / sigma - k / (2 * sigma**2)  # log of each subset's likelihood ratio
+    top = a.max(axis=1)
+    log_lam = top + np.log(np.exp(a - top[:, None]).mean(axis=1))
+    c = math.exp(eps)
+    v = (
+        np.clip(1 - c * np.exp(-log_lam), 0, None)
+        if direction == "remove"
+        else np.clip(1 - c * np.exp(log_lam), 0, None)
+    )
+    return float(v.mean()), float(v.std(ddof=1) / math.sqrt(n))
+
+
+@settings(max_examples=4, derandomize=True)
+@given(
+    tk=st.sampled_from([(4, 2), (5, 2), (6, 2), (5, 3), (6, 3), (6, 4)]),
+    sigma=dec("0.8", "1.5"),
+    eps=dec("0", "1.2"),
+    direction=st.sampled_from(["remove", "add"]),
+)
+def test_reduction_upper_bounds_monte_carlo_of_the_k_of_t_pair(tk, sigma, eps, direction):
+    t, k = tk
+    enc = allocation_delta_bounds(sigma, t, 1, eps, k=k, direction=direction, rel_width=None)
+    assert enc.lower == 0  # one-sided: no lower end is claimed
+    est, se = mc_delta(t, k, float(sigma), float(eps), direction, SAMPLES, seed=7)
+    assert est - Z999 * se <= float(enc.upper), (t, k, sigma, eps, direction, est, se, float(enc.upper))
+
+
+def test_monte_carlo_refutes_a_wrong_reduction():
+    """k compositions of 1-of-ceil(t/k) (not a bound when k does not divide t): the Monte Carlo
+    of the test above proves it too small, so that test has the power to catch a wrong reduction."""
+    t, k, sigma, eps = 5, 2, Fraction(4, 5), Fraction(1)
+    for direction in ("remove", "add"):
+        wrong = allocation_delta_bounds(sigma, math.ceil(t / k), k, eps, direction=direction, rel_width=None)
+        est, se = mc_delta(t, k, float(sigma), float(eps), direction, SAMPLES, seed=11)
+        assert est - Z999 * se > float(wrong.upper), (direction, est, se, float(wrong.upper))
+        right = allocation_delta_bounds(sigma, t, 1, eps, k=k, direction=direction, rel_width=None)
+        assert est - Z999 * se <= float(right.upper)
+
+
+@settings(max_examples=4, derandomize=True)
+@given(t=st.integers(2, 4), epochs=st.integers(1, 2), sigma=dec("1", "3"), eps=dec("0", "2"))
+def test_k_equal_t_is_one_gaussian(t, epochs, sigma, eps):
+    """k = t: the reduction is exact (1-of-1 allocation over t E epochs is the same Gaussian)."""
+    mp.mp.dps = 50
+    mu = mp.sqrt(t * epochs) / (mp.mpf(sigma.numerator) / sigma.denominator)
+    e = mp.mpf(eps.numerator) / eps.denominator
+    exact = mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
+    enc = allocation_delta_bounds(sigma, t, epochs, eps, k=t, rel_width=Fraction(1, 100))
+    up = mp.mpf(enc.upper.numerator) / enc.upper.denominator
+    assert exact <= up <= exact * (1 + mp.mpf("0.02")) + mp.mpf("1e-30")
+
+
+def test_k_1_is_unchanged_and_two_sided():
+    default = allocation_delta_bounds(1, 3, 1, Fraction(1, 2), rel_width=None)
+    one = allocation_delta_bounds(1, 3, 1, Fraction(1, 2), k=1, rel_width=None)
+    assert (one.lower, one.upper) == (default.lower, default.upper)
+    assert 0 < one.lower <= one.upper
+    red = k_reduction(3, 1, 1)
+    assert not red.one_sided and red.note() == "" and (red.reduced_steps, red.reduced_epochs) == (3, 1)
+
+
+def test_eps_upper_is_the_reduced_pairs():
+    enc = allocation_eps_bounds(1, 7, 2, Fraction(1, 10**5), k=3, direction="remove")
+    reduced = allocation_eps_bounds(1, 2, 6, Fraction(1, 10**5), direction="remove")  # floor(7/3) = 2, 3 * 2
+    assert enc.lower == 0 and enc.upper == reduced.upper and reduced.lower > 0
+
+
+@pytest.mark.parametrize(("k", "msg"), [("0", "k=0 must be >= 1"), ("7", "k=7 must be <= steps=6"), ("2.5", "k=2.5")])
+def test_bad_k_refused(k, msg):
+    with pytest.raises(InvalidArgument, match=msg.replace(".", r"\.")):
+        allocation_delta_bounds(1, 6, 1, 1, k=k)
+    for argv in (
+        ["eps", "random-allocation", "--steps", "6", "--sigma", "1", "--k", k, "--delta", "1e-5"],
+        ["delta", "random-allocation", "--steps", "6", "--sigma", "1", "--k", k, "--eps", "1"],
+        ["calibrate", "random-allocation", "--steps", "6", "--k", k, "--epsilon", "1", "--delta", "1e-5"],
+    ):
+        code, out, err = run_cli(argv)
+        assert code == 2 and out == ""
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and msg in lines[0], err
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_json_says_one_sided():
+    base = ["random-allocation", "--steps", "6", "--epochs", "2", "--sigma", "1"]
+    code, out, err = run_cli(["eps", *base, "--k", "2", "--delta", "1e-5", "--json"])
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["one_sided"] is True and rec["k"] == 2 and rec["lower"] == "0"
+    assert rec["reduced"] == {"steps": 3, "epochs": 4}
+    assert "no certified lower bound" in rec["lower_from"] and "arXiv:2502.08202" in rec["via_note"]
+    reduced = allocation_eps_bounds(1, 3, 4, Fraction(1, 10**5))
+    assert Fraction(rec["upper"]) >= reduced.upper and Fraction(rec["upper"]) - reduced.upper < Fraction(1, 10**12)
+    code, out, err = run_cli(["delta", *base, "--eps", "1", "--json"])
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["one_sided"] is False and rec["k"] == 1 and Fraction(rec["lower"]) > 0
+
+
+def test_calibrate_k_refuses_a_certificate_before_any_work(tmp_path):
+    out = tmp_path / "cert.json"
+    argv = ["calibrate", "random-allocation", "--steps", "6", "--k", "2", "--epsilon", "1", "--delta", "1e-5"]
+    code, stdout, err = run_cli([*argv, "--out", str(out)])
+    assert code == 2 and stdout == "" and "k=2" in err and "--out" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.slow
+def test_calibrate_k_claims_without_a_violation():
+    code, out, err = run_cli(
+        ["calibrate", "random-allocation", "--steps", "6", "--k", "2", "--epsilon", "2", "--delta", "1e-5", "--json"]
+    )
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["one_sided"] is True and rec["k"] == 2 and rec["reduced"] == {"steps": 3, "epochs": 2}
+    assert rec["delta_lower_at_miss"] is None and rec["sigma_violated"] is None and "k > 1" in rec["miss_reason"]
+    # the claim is the reduced pair's: its delta at sigma is <= delta, so an enclosure's lower end is too
+    assert Fraction(rec["delta_upper"]) <= Fraction(1, 10**5)
+    assert allocation_delta_bounds(Fraction(rec["sigma"]), 3, 2, 2, rel_width=Fraction(1, 100)).lower <= Fraction(
+        1, 10**5
+    )
