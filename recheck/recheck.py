@@ -380,8 +380,8 @@ def tails_float(direction: str, q: Fraction, sigma: Fraction, y: float) -> tuple
 
 # Proves a <= A 2^-b coefficient-wise: the one-step dominating lattice pair's P-masses (mass splitting).
 def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> tuple[list, Fraction]:
-    h, offset, lo, hi = lat
-    pts = [ball(offset + k * h) for k in range(lo, hi + 1)]
+    h, offset, ks = lat  # cells (ks[i-1], ks[i]] of any widths on the grid offset + k h
+    pts = [ball(offset + k * h) for k in ks]
     tails = [loss_tails(direction, q, sigma, pt) for pt in pts]
     eneg = [(-pt).exp() for pt in pts]
     mass = [arb(0)] * len(pts)
@@ -392,9 +392,16 @@ def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
         alpha_a = (w - p * eneg[i]) / (eneg[i - 1] - eneg[i])
         mass[i - 1] += alpha_a
         mass[i] += p - alpha_a
-    coeffs = [max(0, up(m, f"one-step mass at lattice index {lo + i}", b)) for i, m in enumerate(mass)]
-    p_inf = up(tails[-1][0], "P(L > top point)")  # goes to +inf: delta contribution at g = 1
-    return coeffs, p_inf
+    coeffs = [max(0, up(m, f"one-step mass at lattice index {k}", b)) for k, m in zip(ks, mass, strict=True)]
+    return fine(ks, coeffs), up(tails[-1][0], "P(L > top point)")  # P(L > top) goes to +inf: delta at g = 1
+
+
+# Proves nothing: the integers c placed at the fine-grid indices ks (a split lattice's tail points are sparse).
+def fine(ks: list, c: list) -> list:
+    out = [0] * (ks[-1] - ks[0] + 1)
+    for k, v in zip(ks, c, strict=True):
+        out[k - ks[0]] = v
+    return out
 
 
 # Proves X*Y <= result + E (|E| <= D units), from X <= A + E_A and Y <= B + E_B: floor division, pruning.
@@ -444,8 +451,8 @@ def power(base: tuple, n: int, floor_bits: int, prune_bits: int, clamp: int | No
 
 # Proves m <= the P-masses of a post-processing of one step, lowered to lattice points (balancing).
 def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> list:
-    h, offset, lo, hi = lat
-    pts = [ball(offset + k * h) for k in range(lo, hi + 1)]
+    h, offset, ks = lat  # the groups below hold for cells of any widths
+    pts = [ball(offset + k * h) for k in ks]
     tails = [loss_tails(direction, q, sigma, pt) for pt in pts]
     n, one = len(pts), 1 << 60
     # cell i = (point i-1, point i] for 1 <= i < n; "cell n" = the mass above the top point
@@ -475,7 +482,7 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
             bot[i], bot[i + 1] = min(bot[i], fix(a[i] / neg_b[i])), 0
     # meet at a cell m = (x, y] near the mode, cut at c: (c, y] joins group m (balanced from above),
     # (x, c] joins group m-1 (from below); the floats only choose m and c, the balls check them
-    loss = [float(offset + (lo + i) * h) for i in range(n)]
+    loss = [float(offset + k * h) for k in ks]
     pf = [float(x.mid()) for x in p]
     mode = max(range(1, n), key=pf.__getitem__)
 
@@ -506,10 +513,10 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
         suffix[i] = suffix[i + 1] + top[i] / one * pf[i]
     cands = [m for m in range(max(2, mode - 512), min(n - 1, mode + 512)) if pf[m] > 1e-30]
     if not cands:
-        raise NotProved(f"balancing: no cell with mass near the mode of lattice [{lo}, {hi}]")
+        raise NotProved(f"balancing: no cell with mass near the mode of lattice [{ks[0]}, {ks[-1]}]")
     meet = max(cands, key=lambda m: cut(m)[1])
     c_f = cut(meet)[0]
-    x_pt, y_pt = offset + (lo + meet - 1) * h, offset + (lo + meet) * h
+    x_pt, y_pt = offset + ks[meet - 1] * h, offset + ks[meet] * h
     c = min(y_pt, max(x_pt, x_pt + math.ceil((Fraction(c_f) - x_pt) / h * 2**40) * h / 2**40))
     nudge = h / 2**40
     for _ in range(12):  # move c up (a smaller upper piece) until group m is provably balanced
@@ -533,19 +540,19 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
         else:
             ok = not u[i] or arb(u[i]) / one * neg_b[i] <= (1 - arb(u[i + 1]) / one) * a[i]
         if not ok:
-            raise NotProved(f"balancing at lattice index {lo + i}: group not provably balanced")
+            raise NotProved(f"balancing at lattice index {ks[i]}: group not provably balanced")
     masses = [arb(u[i]) / one * p[i] + (1 - arb(u[i + 1]) / one) * p[i + 1] for i in range(n)]
     masses[meet - 1] = arb(u[meet - 1]) / one * p[meet - 1] + (p[meet] - p_up)
     masses[meet] = p_up + (1 - arb(u[meet + 1]) / one) * p[meet + 1]
-    return [max(0, low(m, f"lower mass at lattice index {lo + i}", b)) for i, m in enumerate(masses)]
+    return fine(ks, [max(0, low(m, f"lower mass at lattice index {k}", b)) for k, m in zip(ks, masses, strict=True)])
 
 
 # Proves delta_n(eps) <= bound (upper) or >= bound (lower) for one direction of the mechanism.
 def pld_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, upper: bool) -> Fraction:
     q, sigma, steps, _, delta = mech
-    h, offset, lo, hi = lat
+    (h, offset, ks), lo = lat, lat[2][0]
     floor_bits = max(64, math.ceil(math.log2(1 / delta)) + 56)
-    first_bits = floor_bits + (steps * (hi - lo + 1)).bit_length()
+    first_bits = floor_bits + (steps * (ks[-1] - lo + 1)).bit_length()
     if upper:
         coeffs, p_inf = one_step_upper(direction, q, sigma, lat, first_bits)
     else:
@@ -586,7 +593,7 @@ def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
     ctx.prec = max(160, meth["prec_bits"] + 32)
     for dirn in lats:
         f = f"{where}.method.lattices.{dirn}"
-        lat = keys(lats[dirn], f, ("h", "offset", "lo", "hi"))
+        lat = keys(lats[dirn], f, ("h", "offset", "lo", "hi"), ("bulk_lo", "bulk_hi", "stride"))
         h = dec(lat["h"], f + ".h")
         if h.numerator != 1 or h.denominator & (h.denominator - 1) or not 2**4 <= h.denominator <= 2**20:
             raise Malformed(f"field {f}.h: {lat['h']} is not a power of two in [2^-20, 2^-4]")
@@ -594,8 +601,18 @@ def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
         if not 0 <= offset < h or (offset / (h / 2**40)).denominator != 1:
             raise Malformed(f"field {f}.offset: {lat['offset']} is not a multiple of h 2^-40 in [0, h)")
         lo = integer(lat["lo"], f + ".lo", -(2**40), 2**40)
-        hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**18)
-        bound = pld_delta(dirn, mech, (h, offset, lo, hi), eps, upper)
+        hi = integer(lat["hi"], f + ".hi", lo + 1, lo + 2**22)
+        ks = list(range(lo, hi + 1))  # a split lattice (math.md 10, bulk and tails): fine cells in the bulk only
+        if len(lat) > 4:
+            b_lo = integer(lat.get("bulk_lo"), f + ".bulk_lo", lo, hi - 1)
+            b_hi = integer(lat.get("bulk_hi"), f + ".bulk_hi", b_lo + 1, hi)
+            s = integer(lat.get("stride"), f + ".stride", 1, 2**22)
+            if (b_lo - lo) % s or (hi - b_hi) % s:
+                raise Malformed(f"field {f}.stride: {s} does not divide both tails")
+            ks = [*range(lo, b_lo, s), *range(b_lo, b_hi + 1), *range(b_hi + s, hi + 1, s)]
+        if len(ks) > 2**18 + 1:
+            raise Malformed(f"field {f}: {len(ks) - 1} cells above the limit 262144")
+        bound = pld_delta(dirn, mech, (h, offset, ks), eps, upper)
         if upper and bound > delta:
             raise NotProved(
                 f"{where}: delta_upper({dirn}) at the recorded upper eps {float(eps)!r} is {float(bound):.9g} > delta"

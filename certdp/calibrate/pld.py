@@ -20,7 +20,15 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
-from certdp.cert.limits import MAX_PLD_H, MAX_SIGMA, MIN_PLD_H, MIN_SIGMA, calibration_step
+from certdp.cert.limits import (
+    MAX_PLD_CELLS,
+    MAX_PLD_H,
+    MAX_PLD_SPLIT_RANGE,
+    MAX_SIGMA,
+    MIN_PLD_H,
+    MIN_SIGMA,
+    calibration_step,
+)
 from certdp.enclose import workprec
 from certdp.enclose.ball import readable_repr
 from certdp.enclose.checkpoint import checkpoints
@@ -38,6 +46,8 @@ from certdp.notions.pld import (
     tuned_lattice,
 )
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
+from certdp.notions.pld_lattice import choose_offset
+from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, exact_str, integer, real
 
@@ -88,7 +98,7 @@ class SideResult:
     (None where that side was not computed)."""
 
     direction: str
-    lattice: LossLattice
+    lattice: LossLattice | SplitLattice
     lower: Fraction | None
     upper: Fraction | None
 
@@ -194,9 +204,15 @@ def calibrate_pld(
     # only the last few sigmas; a dropped one is recomputed, identically
     cache: OrderedDict[tuple[Fraction, str, Fraction, bool], LatticeBounds] = OrderedDict()
 
+    steer_bits = bulk_bits(d, n)
+
     def bounds(sigma: Fraction, d_name: str, hh: Fraction, tuned: bool) -> LatticeBounds:
-        """Upper bounds use the plain lattice (offset 0: the split is second order at any offset);
-        lower bounds the tuned one (choose_offset), which costs a float search per sigma."""
+        """Upper bounds use the lattice of offset 0 (the split is second order at any offset);
+        lower bounds the tuned one (choose_offset), which costs a float search per sigma. A fine
+        probe (hh <= h) takes the bulk/tail lattice of certdp.notions.pld_split where it pays: fine
+        cells only where one step's loss has its mass (the long light tails in coarse cells; at
+        q = 256/50000 and 2^-16 a plain lattice has 213k cells, a split one about 60k). The
+        certificate records it, and the verifier and the recheck kernel rebuild it."""
         key = (sigma, d_name, hh, tuned)
         if not tuned and (sigma, d_name, hh, True) in cache:
             # a tuned lattice at this sigma and h is there already: its cells serve the upper side
@@ -218,12 +234,16 @@ def calibrate_pld(
             probes["coarse" if hh > h else "fine"] += 1
             pair = SubsampledGaussian(qq, sigma, d_name)
             cells = COARSE_CELLS if hh > h else 0  # coarse probes only steer: refuse big lattices early
-            lattice = (
-                tuned_lattice(pair, hh, tail_bits, cells)
-                if tuned
-                else lattice_for(pair, hh, tail_bits, max_cells=cells)
-            )
-            cache[key] = LatticeBounds(pair, n, lattice, floor)
+            spl = None if hh > h else _split_lattice(pair, hh, tail_bits, steer_bits, tuned)
+            if spl is not None:
+                cache[key] = LatticeBounds(pair, n, spl.bulk, floor, split=spl)
+            else:
+                lattice = (
+                    tuned_lattice(pair, hh, tail_bits, cells)
+                    if tuned
+                    else lattice_for(pair, hh, tail_bits, max_cells=cells)
+                )
+                cache[key] = LatticeBounds(pair, n, lattice, floor)
             while len(cache) > CACHED_LATTICES:
                 cache.popitem(last=False)
         return cache[key]
@@ -310,7 +330,7 @@ def calibrate_pld(
                 if low_miss > target:
                     # the lower end is what a refutation proves; its upper side at this fine h (a
                     # second power, a third of a CIFAR-10 calibration's time) is not formed
-                    refutation = [SideResult(main, bounds(below, main, hh, True).lattice, low_miss, None)]
+                    refutation = [SideResult(main, _recorded(bounds(below, main, hh, True)), low_miss, None)]
                     break
                 if eps_up(below, main, hh) <= target:
                     # the finer lattice proves the target further down: gallop to where it stops
@@ -327,13 +347,13 @@ def calibrate_pld(
         sigma = k * st
 
         # the claim's lower end is informative only (the claim is the upper end): a coarse tuned lattice
-        def proved_upper(d_name: str, hh: Fraction) -> tuple[LossLattice, Fraction]:
+        def proved_upper(d_name: str, hh: Fraction) -> tuple[LossLattice | SplitLattice, Fraction]:
             # the upper end and the lattice it was proved on, from ONE LatticeBounds: the cache
             # may serve a tuned lattice for an upper bound (attack finding: with coarse_h = h the
             # claim recorded the plain lattice but its upper end came from the tuned one, which
             # the recorded lattice could not re-prove)
             up = eps_up(sigma, d_name, hh)
-            return bounds(sigma, d_name, hh, False).lattice, up
+            return _recorded(bounds(sigma, d_name, hh, False)), up
 
         main_lattice, main_up = proved_upper(main, claim_h)
         claim = [SideResult(main, main_lattice, eps_low(sigma, main, coarse_h), main_up)]
@@ -387,6 +407,34 @@ def calibrate_pld(
         seconds=time.perf_counter() - began,
         probes=probes,
     )
+
+
+def _split_lattice(
+    pair: SubsampledGaussian, h: Fraction, tail_bits: int, bulk: int, tuned: bool
+) -> SplitLattice | None:
+    """The bulk/tail lattice of ``pair`` at spacing h (certdp.notions.pld_split.split_lattice, bulk
+    at ``bulk`` bits), its offset tuned on the bulk for a lower bound (choose_offset); None where
+    one plain lattice is as cheap. Only steers: every lattice gives sound bounds.
+
+    Contract: None or a valid SplitLattice of spacing h within the verifier's cell and range limits
+    (LimitExceeded beyond them, as a plain lattice past MAX_CELLS); no enclosure."""
+    spl = split_lattice(pair, h, tail_bits, bulk)
+    if spl is not None and tuned:
+        spl = split_lattice(pair, h, tail_bits, bulk, offset=choose_offset(pair, h, base=spl.bulk))
+    if spl is not None:  # a certificate records it: within the verifier's limits (certdp.cert.checks)
+        b = spl.bulk
+        cells = (b.hi - b.lo) + (b.lo - spl.lo) // spl.stride + (spl.hi - b.hi) // spl.stride
+        if cells > MAX_PLD_CELLS or spl.hi - spl.lo > MAX_PLD_SPLIT_RANGE:
+            raise LimitExceeded(
+                f"h={exact_str(h)}: the split lattice of {pair.mechanism} has {cells} cells over {spl.hi - spl.lo} "
+                f"fine ones, beyond a certificate's {MAX_PLD_CELLS} and {MAX_PLD_SPLIT_RANGE}"
+            )
+    return spl
+
+
+def _recorded(bounds: LatticeBounds) -> LossLattice | SplitLattice:
+    """The lattice a certificate records for these bounds: the split one when they have one."""
+    return bounds.split if bounds.split is not None else bounds.lattice
 
 
 def _gallop(meets: Callable[[int], bool], k: int, k_min: int, k_max: int) -> int:

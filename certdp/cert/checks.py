@@ -187,8 +187,9 @@ class Check:
     prec_bits: int
     grid: dict[str, float] | None
     orders: tuple[int, ...] | None
-    #: pld-*: per direction (h, offset, lo, hi), exact; and the pruning floor 2^-prune_bits
-    lattices: dict[str, tuple[Fraction, Fraction, int, int]] | None = None
+    #: pld-*: per direction (h, offset, lo, hi), exact, plus (bulk_lo, bulk_hi, stride) for a split
+    #: lattice; and the pruning floor 2^-prune_bits
+    lattices: dict[str, tuple[Fraction | int, ...]] | None = None
     prune_bits: int | None = None
 
 
@@ -398,9 +399,32 @@ def _pld_check(
             raise bad(f"{at}/offset", f"{offset} must be a multiple of h 2^-{L.PLD_OFFSET_BITS} in [0, h)")
         lo = _json_int(f"{at}/lo", lat["lo"], -(2**40), 2**40)
         hi = _json_int(f"{at}/hi", lat["hi"], lo + 1, 2**40)
-        L.at_most(f"{at} cells hi - lo", hi - lo, L.MAX_PLD_CELLS)
-        lattices[direction] = (h, offset, lo, hi)
+        split = _split_fields(at, lat, lo, hi)
+        if split is None:
+            L.at_most(f"{at} cells hi - lo", hi - lo, L.MAX_PLD_CELLS)
+        lattices[direction] = (h, offset, lo, hi, *(split or ()))
     return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits)
+
+
+def _split_fields(at: str, lat: dict[str, Any], lo: int, hi: int) -> tuple[int, int, int] | None:
+    """(bulk_lo, bulk_hi, stride) of a split lattice (all three fields or none), validated: the
+    bulk inside [lo, hi], the stride dividing both tails, the cells (fine bulk cells plus coarse
+    tail cells) within MAX_PLD_CELLS and the fine range within MAX_PLD_SPLIT_RANGE; None for a
+    plain lattice."""
+    given = [name for name in ("bulk_lo", "bulk_hi", "stride") if name in lat]
+    if not given:
+        return None
+    if len(given) < 3:
+        raise bad(f"{at}", f"a split lattice needs bulk_lo, bulk_hi and stride (given {', '.join(given)})")
+    b_lo = _json_int(f"{at}/bulk_lo", lat["bulk_lo"], lo, hi - 1)
+    b_hi = _json_int(f"{at}/bulk_hi", lat["bulk_hi"], b_lo + 1, hi)
+    stride = _json_int(f"{at}/stride", lat["stride"], 1, L.MAX_PLD_SPLIT_RANGE)
+    if (b_lo - lo) % stride or (hi - b_hi) % stride:
+        raise bad(f"{at}/stride", f"{stride} must divide both tails ({b_lo - lo} and {hi - b_hi} cells)")
+    L.at_most(f"{at} fine range hi - lo", hi - lo, L.MAX_PLD_SPLIT_RANGE)
+    cells = (b_hi - b_lo) + (b_lo - lo) // stride + (hi - b_hi) // stride
+    L.at_most(f"{at} cells (bulk plus coarse tail cells)", cells, L.MAX_PLD_CELLS)
+    return b_lo, b_hi, stride
 
 
 def claim_and_refutation(body: dict[str, Any]) -> tuple[Check, Check | None, Fraction]:

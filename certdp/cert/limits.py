@@ -106,6 +106,9 @@ MAX_RDP_ORDER_SUM_WORK = 1 << 18
 #: 2^19 cells at 256 bits and 2^-400 pruning took 117 s and 4 GB for one direction, so cells,
 #: precision and products were cut to what certdp writes (at most 90k cells, 128 bits).
 MAX_PLD_CELLS = 1 << 18  # certdp.notions.pld_lattice.MAX_CELLS
+#: a split lattice (fine bulk, coarse tails): the fine grid from lo to hi, on which its one-step
+#: pmf is a polynomial (zeros between the tail points); the products stay bounded by MAX_PLD_PRODUCT
+MAX_PLD_SPLIT_RANGE = 1 << 22
 MIN_PLD_H = Fraction(1, 1 << 20)  # the work is bounded by MAX_PLD_CELLS and MAX_PLD_PRODUCT, not by h
 MAX_PLD_H = Fraction(1, 1 << 4)
 PLD_OFFSET_BITS = 40  # the offset is a multiple of h 2^-40

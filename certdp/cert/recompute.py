@@ -79,6 +79,7 @@ def _pld(check: Check, end: Fraction) -> EndProof:
     delta_upper(end) must be <= delta; pld-lower: eps(delta) > end as soon as one direction's
     delta_lower(end) > delta (delta_n is nonincreasing in eps)."""
     from certdp.notions.pld import LatticeBounds, LossLattice
+    from certdp.notions.pld_split import SplitLattice
     from certdp.pairs import SubsampledGaussian
 
     assert check.lattices is not None and check.prune_bits is not None and check.delta is not None
@@ -86,13 +87,18 @@ def _pld(check: Check, end: Fraction) -> EndProof:
     shown: list[str] = []
     with workprec(check.prec_bits):
         d = to_ball(check.delta)
-        for direction, (h, offset, lo, hi) in sorted(check.lattices.items()):
+        for direction, (h, offset, lo, hi, *split) in sorted(check.lattices.items()):
             pair = SubsampledGaussian(params["q"], params["sigma"], direction)
             floor = Fraction(1, 2**check.prune_bits)
             try:
-                bounds = LatticeBounds(
-                    pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT
-                )
+                if split:  # fine bulk cells, coarse tail cells (certdp.notions.pld_split)
+                    b_lo, b_hi, stride = split
+                    spl = SplitLattice(LossLattice(h, b_lo, b_hi, offset), lo, hi, stride)
+                    bounds = LatticeBounds(pair, check.mechanism.steps, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl)
+                else:
+                    bounds = LatticeBounds(
+                        pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT
+                    )
                 ball = bounds.delta(side, end)
             except LimitExceeded as exc:
                 # name the lattice and direction whose powers outgrew the limit; verify prefixes the check

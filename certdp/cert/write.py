@@ -213,7 +213,8 @@ def pld_check(
     other_end: bool = True,
 ) -> dict[str, Any]:
     """Contract: a check that the verifier recomputes with the PLD lattice bounds on ``lattices``
-    (per direction: h, offset as exact decimals, lo and hi as integers): pld-upper for ``<=``,
+    (per direction: h, offset as exact decimals, lo and hi as integers, and bulk_lo, bulk_hi and
+    stride for a split lattice): pld-upper for ``<=``,
     pld-lower for ``>``; ``other_end``: record enc's other end as ``*_unverified``."""
     method = {
         "name": "pld-upper" if relation == "<=" else "pld-lower",
@@ -225,6 +226,8 @@ def pld_check(
                 "offset": decimal_str(v["offset"], "offset"),
                 "lo": v["lo"],
                 "hi": v["hi"],
+                # a split lattice's bulk and tail stride (certdp.notions.pld_split)
+                **{k: v[k] for k in ("bulk_lo", "bulk_hi", "stride") if k in v},
             }
             for d, v in lattices.items()
         },
