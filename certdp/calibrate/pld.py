@@ -330,8 +330,10 @@ def calibrate_pld(
                 -slope * float(st),
             )
         if finish is not None:
-            k, claim_h, hh, low_miss = finish
-            refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
+            k, claim_h, hh, proved_miss = finish
+            if proved_miss is not None:
+                low_miss = proved_miss
+                refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
         else:
             k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
         sigma = k * st
@@ -435,6 +437,12 @@ PREDICT_SAFETY = 1.0
 #: h / 2^PREDICT_MAX_HALVINGS
 PREDICT_MAX_HALVINGS = 5
 
+#: rounds of the prediction's secant iteration, and how many steps from its last evaluation a
+#: predicted k may lie (a linear step over 64 sigma steps of 1e-5 relative errs by ~1e-3 of
+#: one step's drop in eps)
+PREDICT_ROUNDS = 4
+PREDICT_NEAR = 64
+
 
 def _predicted_finish(
     up: Callable[[int, Fraction], Fraction],
@@ -444,38 +452,69 @@ def _predicted_finish(
     h: Fraction,
     target: Fraction,
     drop: float,
-) -> tuple[int, Fraction, Fraction, Fraction] | None:
+) -> tuple[int, Fraction, Fraction, Fraction | None] | None:
     """(k, h_claim, h_refutation, eps_lower at k - 1) when ``up(k, h_claim) <= target`` and
-    ``low(k - 1, h_refutation) > target`` were proved by the two certified probes this predicts,
-    else None (nothing is claimed: the caller's walk and refinement decide).
+    ``low(k - 1, h_refutation) > target`` were proved by the two certified probes this predicts;
+    (k, h_claim, the finest spacing tried below, None) when only the claim was (the caller's
+    refinement then goes on from there); else None (nothing is claimed: the caller's walk and
+    refinement decide).
 
-    Floats steer: both ends at step k0 on spacings h and h/2 give, each side being second order
-    in h (docs/math.md §10), Richardson estimates of eps(k0) and each side's error coefficient;
-    eps falls by ``drop`` per step (the coarse slope), which predicts the least k with
-    eps(k) <= target and the gaps g1 = target - eps(k), g2 = eps(k - 1) - target. Each decisive
-    probe takes the largest power-of-two spacing (at most h) whose modelled error is at most
-    PREDICT_SAFETY of its gap, less the two estimates' disagreement (rounding down to a power of
-    two already leaves up to 4x in the error), and once more at half that spacing if it missed.
+    Floats steer: both ends at a step k on spacings h and h/2 give, each side being second order
+    in h (docs/math.md §10), Richardson estimates of eps(k) and of each side's error coefficient.
+    From k0, eps falling by ``drop`` per step (the coarse slope, then the secant of the last two
+    estimates) predicts the least k with eps(k) <= target; the estimate is redone there until the
+    prediction lies within PREDICT_NEAR steps of it (at most PREDICT_ROUNDS estimates: the coarse
+    slope can be 10% off, which is hundreds of steps at a small target). The gaps g1 = target -
+    eps(k) and g2 = eps(k - 1) - target then set each decisive probe's spacing: the largest power
+    of two (at most h) whose modelled error is at most PREDICT_SAFETY of its gap, less the two
+    estimates' disagreement (rounding down to a power of two already leaves up to 4x in the
+    error), and once more at half that spacing if it missed. Where the two sides' estimates
+    disagree by more than a quarter of one step's drop, the estimates move to h/2 and h/4, and so
+    on down to h / 2^PREDICT_MAX_HALVINGS.
 
     Contract: a result's claim and refutation are certified probes (``up`` and ``low``); the
     prediction only chooses them. LimitExceeded of a probe gives None.
     """
-    h2 = h / 2
-    if h2 < MIN_REFINE_H or not drop > 0:
+    finest = max(MIN_REFINE_H, h / 2**PREDICT_MAX_HALVINGS)
+    if h / 2 < finest or not drop > 0:
         return None
+    t, he, k_at = float(target), h, k0
+    seen: list[tuple[int, float]] = []
     try:
-        u1, l1, u2, l2 = (float(x) for x in (up(k0, h), low(k0, h), up(k0, h2), low(k0, h2)))
-        eu, el = u2 - (u1 - u2) / 3, l2 + (l2 - l1) / 3
-        est, unsure = (eu + el) / 2, abs(eu - el) / 2
-        au, al = (u2 - est) / float(h2) ** 2, (est - l2) / float(h2) ** 2
-        if not (au > 0 and al > 0):
-            return None
-        k = k0 + math.ceil((est - float(target)) / drop)
-        g1 = float(target) - (est - (k - k0) * drop)
+        while True:
+            for _ in range(PREDICT_ROUNDS):
+                h2 = he / 2
+                u1, l1, u2, l2 = (float(x) for x in (up(k_at, he), low(k_at, he), up(k_at, h2), low(k_at, h2)))
+                eu, el = u2 - (u1 - u2) / 3, l2 + (l2 - l1) / 3
+                est, unsure = (eu + el) / 2, abs(eu - el) / 2
+                if not (l2 < est < u2 and unsure < (u2 - l2) / 2):
+                    # not second order yet (the lower side's balancing jumps between spacings):
+                    # the finer enclosure's midpoint, as unsure as its half-width
+                    est, unsure = (u2 + l2) / 2, (u2 - l2) / 2
+                au, al = (u2 - est) / float(h2) ** 2, (est - l2) / float(h2) ** 2
+                if not (au > 0 and al > 0):
+                    return None
+                if seen and seen[-1][0] != k_at and (seen[-1][1] - est) / (k_at - seen[-1][0]) > 0:
+                    drop = (seen[-1][1] - est) / (k_at - seen[-1][0])  # the secant of the fine estimates
+                seen.append((k_at, est))
+                k = k_at + math.ceil((est - t) / drop)
+                if abs(k - k_at) <= PREDICT_NEAR:
+                    break
+                k_at = max(k_min + 1, k)
+            else:
+                return None
+            # the two sides' estimates must agree to a fraction of one step's drop, else estimate
+            # again on finer spacings (at h = 2^-10, a step of 1e-4 for CIFAR-10: 2.5e-3 apart
+            # against a drop of 4e-4 per step)
+            if unsure <= drop / 4:
+                break
+            he /= 2
+            if he / 2 < finest:
+                return None
+        g1 = t - (est - (k - k_at) * drop)
         gaps = (g1 - unsure, drop - g1 - unsure)
         if k - 1 < k_min or min(gaps) <= 0:
             return None
-        finest = max(MIN_REFINE_H, h / 2**PREDICT_MAX_HALVINGS)
         spacing = [
             _pow2_floor(min(h, Fraction(math.sqrt(PREDICT_SAFETY * g / a))))
             for g, a in zip(gaps, (au, al), strict=True)
@@ -485,12 +524,15 @@ def _predicted_finish(
         h_claim = next((x for x in (spacing[0], spacing[0] / 2) if x >= finest and up(k, x) <= target), None)
         if h_claim is None:
             return None
-        for h_miss in (spacing[1], spacing[1] / 2):
-            if h_miss >= finest and (miss := low(k - 1, h_miss)) > target:
-                return k, h_claim, h_miss, miss
+        h_miss, miss = spacing[1], None
+        for at in (spacing[1], spacing[1] / 2):
+            if at >= finest:
+                h_miss, lower = at, low(k - 1, at)
+                if lower > target:
+                    return k, h_claim, h_miss, lower
     except LimitExceeded:
         return None
-    return None
+    return k, h_claim, h_miss, miss
 
 
 def _split_lattice(
