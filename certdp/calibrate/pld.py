@@ -156,15 +156,18 @@ def calibrate_pld(
     """Smallest sigma on the ``step`` lattice whose certified PLD eps (every direction) is <= eps,
     and the proved violation at sigma - step.
 
-    Search: a coarse lattice (h x COARSE_FACTOR) brackets and solves eps_upper(sigma) = eps by
-    the Illinois method in floats; at h, a Newton step with the coarse slope proposes the grid
-    sigma, which certified evaluations then move by single steps until sigma meets the target and
-    sigma - step does not. Near the target the lattice is then halved (down to MIN_REFINE_H) until
-    sigma - step is decided: its violation proved (the refutation), or the target proved there on
-    the finer lattice (sigma - step becomes the claim, and the walk goes on). When neither is
-    proved at the finest lattice, ``miss_reason`` says so and names a proved violation further
-    below (sigma - 2^j step), i.e. the interval that holds the least sigma. The other direction is
-    shown to meet the target on the coarse lattice when it can (at the claim's h otherwise).
+    Search: a coarse lattice (h x COARSE_FACTOR) brackets and solves eps_upper(sigma) = eps by the
+    Illinois method in floats; at h, a Newton step with the coarse slope proposes the grid sigma.
+    From there :func:`_predicted_finish` estimates eps and the lattices' error from both ends on h
+    and h/2 and tries one claim probe and one refutation probe at the spacings that should decide
+    them; where it does not decide, certified evaluations move sigma by galloping steps until sigma
+    meets the target and sigma - step does not. Near the target the lattice is then halved (down to
+    MIN_REFINE_H) until sigma - step is decided: its violation proved (the refutation), or the
+    target proved there on the finer lattice (sigma - step becomes the claim, and the walk goes on).
+    When neither is proved at the finest lattice, ``miss_reason`` says so and names a proved
+    violation further below (sigma - 2^j step), i.e. the interval that holds the least sigma. The
+    other direction is shown to meet the target on the coarse lattice when it can (at the claim's h
+    otherwise).
     Every decision is a certified evaluation; floats only propose.
 
     ``h`` None: :func:`default_h` of the step. ``progress`` (None: silent) is called with a short
