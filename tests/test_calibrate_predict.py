@@ -63,13 +63,14 @@ def test_whatever_it_returns_was_proved_by_its_probes(
 
 
 def test_a_clean_second_order_model_is_decided_in_one_estimate() -> None:
-    """Both sides exactly second order: the estimate is exact, so one round of four probes plus
-    the two decisive ones (each possibly retried once) decides it."""
+    """Both sides exactly second order: the estimate is exact, so the Newton point's two probes,
+    one round of four probes and the two decisive ones (each possibly retried once) decide it
+    (distinct probes: calibrate_pld caches repeated ones)."""
     target, drop = 3.0, 5e-5
     _, up, low, calls = _model(target, 1000.5, drop, 2e3, 5e3, 0.0)
     got = _predicted_finish(up, low, 1003, 1, H, Fraction(target), drop * 0.9)
     assert got is not None and got[0] == 1001 and got[3] is not None
-    assert len(calls) <= 8
+    assert len(set(calls)) <= 9
 
 
 def test_a_target_never_met_by_the_claim_probe_gives_none() -> None:

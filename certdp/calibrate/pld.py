@@ -462,7 +462,8 @@ def _predicted_finish(
     refinement then goes on from there); else None (nothing is claimed: the caller's walk and
     refinement decide).
 
-    Floats steer: both ends at a step k on spacings h and h/2 give, each side being second order
+    First the Newton step k0 itself: up(k0, h) and low(k0 - 1, h) may already decide. Then
+    floats steer: both ends at a step k on spacings h and h/2 give, each side being second order
     in h (docs/math.md §10), Richardson estimates of eps(k) and of each side's error coefficient.
     From k0, eps falling by ``drop`` per step (the coarse slope, then the secant of the last two
     estimates) predicts the least k with eps(k) <= target; the estimate is redone there until the
@@ -484,6 +485,10 @@ def _predicted_finish(
     t, he, k_at = float(target), h, k0
     seen: list[tuple[int, float]] = []
     try:
+        # the Newton step may have landed: then h decides both at once (q = 0.01, 500 steps, eps
+        # = 3: two probes instead of six)
+        if k0 - 1 >= k_min and up(k0, h) <= target and (miss := low(k0 - 1, h)) > target:
+            return k0, h, h, miss
         while True:
             for _ in range(PREDICT_ROUNDS):
                 h2 = he / 2
