@@ -436,10 +436,6 @@ def calibrate_pld(
 #: the predicted finish aims each decisive probe's modelled error at this fraction of its gap
 PREDICT_SAFETY = 1.0
 
-#: and gives up (the walk and the refinement take over) where it would need a spacing below
-#: h / 2^PREDICT_MAX_HALVINGS
-PREDICT_MAX_HALVINGS = 5
-
 #: rounds of the prediction's secant iteration, and how many steps from its last evaluation a
 #: predicted k may lie (a linear step over 64 sigma steps of 1e-5 relative errs by ~1e-3 of
 #: one step's drop in eps)
@@ -462,28 +458,33 @@ def _predicted_finish(
     refinement then goes on from there); else None (nothing is claimed: the caller's walk and
     refinement decide).
 
-    First the Newton step k0 itself: up(k0, h) and low(k0 - 1, h) may already decide. Then
-    floats steer: both ends at a step k on spacings h and h/2 give, each side being second order
-    in h (docs/math.md §10), Richardson estimates of eps(k) and of each side's error coefficient.
-    From k0, eps falling by ``drop`` per step (the coarse slope, then the secant of the last two
-    estimates) predicts the least k with eps(k) <= target; the estimate is redone there until the
-    prediction lies within PREDICT_NEAR steps of it (at most PREDICT_ROUNDS estimates: the coarse
-    slope can be 10% off, which is hundreds of steps at a small target). The gaps g1 = target -
-    eps(k) and g2 = eps(k - 1) - target then set each decisive probe's spacing: the largest power
-    of two (at most h) whose modelled error is at most PREDICT_SAFETY of its gap, less the two
-    estimates' disagreement (rounding down to a power of two already leaves up to 4x in the
-    error), and once more at half that spacing if it missed. Where the two sides' estimates
-    disagree by more than a quarter of one step's drop, the estimates move to h/2 and h/4, and so
-    on down to h / 2^PREDICT_MAX_HALVINGS.
+    First the Newton step k0 itself: up(k0, h) and low(k0 - 1, h) may already decide. Then floats
+    steer: both ends at a step k on spacings h and h/2 give, each side being second order in h
+    (docs/math.md §10), Richardson estimates of eps(k) and of each side's error coefficient (where
+    they are not yet second order, the finer enclosure's midpoint and half-width). eps is taken as
+    a power of sigma: the exponent of the coarse slope ``drop`` (eps's fall per step), else -1,
+    then the log-log secant of the fine estimates; the least k with eps(k) <= target is estimated
+    again there (each jump within a factor of 4) until it lies within PREDICT_NEAR steps (at most
+    PREDICT_ROUNDS estimates). Where the two sides' estimates disagree by more than a quarter of
+    one step's fall, the estimates move to spacings h/2 and h/4, and so on. The gaps g1 = target -
+    eps(k) and g2 = eps(k - 1) - target, less that disagreement, then set each decisive probe's
+    spacing: the largest power of two (at most h, at least MIN_REFINE_H) whose modelled error is at
+    most PREDICT_SAFETY of its gap (rounding down to a power of two leaves up to 4x more), and once
+    more at half that spacing if it missed.
 
     Contract: a result's claim and refutation are certified probes (``up`` and ``low``); the
     prediction only chooses them. LimitExceeded of a probe gives None.
     """
-    finest = max(MIN_REFINE_H, h / 2**PREDICT_MAX_HALVINGS)
+    finest = MIN_REFINE_H
     if h / 2 < finest or not drop > 0:
         return None
     t, he, k_at = float(target), h, k0
     seen: list[tuple[int, float]] = []
+    # eps against sigma as a power law (log-log secants): the coarse slope's exponent when it is
+    # plausible, else eps ~ 1/sigma (at q = 0.05, 10^4 steps, eps = 1 the coarse root was 42.5
+    # against 18.68, and a linear step from its slope went to sigma = 0.0011)
+    power = -drop * k0 / t
+    power = power if -4 < power < -0.2 else -1.0
     try:
         # the Newton step may have landed: then h decides both at once (q = 0.01, 500 steps, eps
         # = 3: two probes instead of six)
@@ -500,17 +501,21 @@ def _predicted_finish(
                     # the finer enclosure's midpoint, as unsure as its half-width
                     est, unsure = (u2 + l2) / 2, (u2 - l2) / 2
                 au, al = (u2 - est) / float(h2) ** 2, (est - l2) / float(h2) ** 2
-                if not (au > 0 and al > 0):
+                if not (au > 0 and al > 0 and est > 0):
                     return None
-                if seen and seen[-1][0] != k_at and (seen[-1][1] - est) / (k_at - seen[-1][0]) > 0:
-                    drop = (seen[-1][1] - est) / (k_at - seen[-1][0])  # the secant of the fine estimates
+                if seen and seen[-1][0] != k_at:
+                    secant = math.log(est / seen[-1][1]) / math.log(k_at / seen[-1][0])
+                    power = secant if -4 < secant < -0.05 else power
                 seen.append((k_at, est))
-                k = k_at + math.ceil((est - t) / drop)
+                # the least k with est (k / k_at)^power <= t, each jump within a factor of 4
+                k = math.ceil(k_at * math.exp(math.log(t / est) / power) - 1e-9)
+                k = min(max(k, k_at // 4, k_min + 1), 4 * k_at)
                 if abs(k - k_at) <= PREDICT_NEAR:
                     break
-                k_at = max(k_min + 1, k)
+                k_at = k
             else:
                 return None
+            drop = -power * t / k_at  # eps's fall per step near k_at
             # the two sides' estimates must agree to a fraction of one step's drop, else estimate
             # again on finer spacings (at h = 2^-10, a step of 1e-4 for CIFAR-10: 2.5e-3 apart
             # against a drop of 4e-4 per step)
@@ -519,7 +524,7 @@ def _predicted_finish(
             he /= 2
             if he / 2 < finest:
                 return None
-        g1 = t - (est - (k - k_at) * drop)
+        g1 = t - est * (k / k_at) ** power
         gaps = (g1 - unsure, drop - g1 - unsure)
         if k - 1 < k_min or min(gaps) <= 0:
             return None
