@@ -178,6 +178,15 @@ refinement's safety 0.85 once a round is below a width of 0.05, 1024 coarse cell
 
 Within 2x on the four short rows; CIFAR-10 2.7, MNIST 3.4; the long runs and the small-eps row
 as explained above.
+
+Calibrations after the seventh pass (2026-12-05, certdp at 82616e3: the fine probes on split
+lattices, which certificates now record, and the predicted finish: Richardson estimates of eps on
+h and h/2, log-log secants in sigma, one claim probe and one refutation probe at the spacings the
+model gives; `python benchmarks/bench_pld.py --rows ''`, one other agent's job running): q = 0.01,
+500 steps, (3, 1e-5): certdp sigma = 0.74275 with the violation at 0.74274 proved, 3.6 s;
+dp_accounting 0.7427519 in 16.6 s (ratio 0.2). CIFAR-10 at (3, 1e-5): certdp 0.97171 with the
+violation at 0.9717 proved (7 fine probes, the refutation on a split lattice at 2^-15), 8.0 s;
+dp_accounting 0.9717114 in 12.2 s (ratio 0.7; it was 2.4).
 """
 
 from __future__ import annotations
