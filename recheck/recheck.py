@@ -368,7 +368,7 @@ def loss_tails(direction: str, q: Fraction, sigma: Fraction, loss: arb) -> tuple
 def tails_float(direction: str, q: Fraction, sigma: Fraction, y: float) -> tuple[float, float]:
     qf, s = float(q), float(sigma)
     yy = y if direction == "remove" else -y
-    e = math.expm1(yy) + qf
+    e = math.expm1(min(yy, 700.0)) + qf  # past 700 the tails are 0 in floats anyway (no OverflowError)
     if e <= 0:
         return (1.0, 1.0) if direction == "remove" else (0.0, 0.0)
     x = s * s * math.log(e / qf) + 0.5
@@ -393,7 +393,9 @@ def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
         mass[i - 1] += alpha_a
         mass[i] += p - alpha_a
     coeffs = [max(0, up(m, f"one-step mass at lattice index {k}", b)) for k, m in zip(ks, mass, strict=True)]
-    return fine(ks, coeffs), up(tails[-1][0], "P(L > top point)")  # P(L > top) goes to +inf: delta at g = 1
+    # P(L > top) goes to +inf (delta at g = 1), rounded up to units 2^-b: the exact end of a ball
+    # near e^-(10^9) (a top point far in the tail) would be a rational of 10^9 bits (attack review)
+    return fine(ks, coeffs), Fraction(up(tails[-1][0], "P(L > top point)", b), 2**b)
 
 
 # Proves nothing: the integers c placed at the fine-grid indices ks (a split lattice's tail points are sparse).
@@ -499,9 +501,9 @@ def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: 
             for _ in range(44):
                 mid = (x + y) / 2
                 pp, ww = split(m, mid)
-                x, y = (x, mid) if math.exp(loss[m]) * ww - pp <= need else (mid, y)
+                x, y = (x, mid) if math.exp(min(loss[m], 700.0)) * ww - pp <= need else (mid, y)
         pp, ww = split(m, y)
-        a_low = (pf[m] - pp) - math.exp(loss[m - 1]) * (float(w[m].mid()) - ww)
+        a_low = (pf[m] - pp) - math.exp(min(loss[m - 1], 700.0)) * (float(w[m].mid()) - ww)
         u_low = min(bot[m - 1] / one, max(0.0, a_low) / max(float(neg_b[m - 1].mid()), 1e-300))
         # the lower measure's mean is a constant plus h sum_i u_i p_i: the score is the mass sent up
         return y, prefix[m - 1] + u_low * pf[m - 1] + pp + suffix[m + 1]

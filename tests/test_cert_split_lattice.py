@@ -167,3 +167,74 @@ def test_any_valid_split_of_the_claim_gives_a_sound_verdict(
         assert ref.enclosure.lower <= 1  # the accepted claim eps <= 1 is not contradicted
     res = kernel(bad)
     assert res.returncode in (0, 1), res.stdout + res.stderr
+
+
+def _check(mech: dict, relation: str, threshold: str, method: dict, end: str) -> dict:
+    key = ("upper", "upper_dyadic") if relation == "<=" else ("lower", "lower_dyadic")
+    return {
+        "mechanism": {"name": "subsampled-gaussian", "steps": 1, "params": mech},
+        "quantity": "epsilon",
+        "relation": relation,
+        "threshold": threshold,
+        "delta": "0.00001",
+        "method": {"prec_bits": 128, "prune_floor_bits": 57, **method},
+        "result": {key[0]: end, key[1]: [end, 0]},
+    }
+
+
+def _kernel_capped(path: Path) -> subprocess.CompletedProcess:
+    """The kernel under a 2 GiB address-space cap and a 120 s timeout (the attack review's files
+    ran it past 5-15 GB before the fix)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    args = [sys.executable, str(KERNEL), str(path)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=cap)
+
+
+def test_a_top_point_far_in_the_tail_stays_small_in_the_kernel(split_cert: dict[str, Path], tmp_path: Path) -> None:
+    """Attack review F1: P(L > top point) near e^-(10^9) (sigma = 10^4, top loss 10) was turned
+    into an exact rational of ~10^9 bits; it is now rounded up to the composition's units."""
+    body = json.loads(split_cert["cert"].read_text())["body"]
+    lattice = {"remove": {"h": "0.0625", "offset": "0", "lo": -16, "hi": 160}}
+    body["claim"] = _check(
+        {"q": "0.01", "sigma": "10000", "direction": "remove"},
+        "<=",
+        "20",
+        {"name": "pld-upper", "lattices": lattice},
+        "20",
+    )
+    body["refutation"], body["refutation_missing_reason"] = None, "none"
+    path = tmp_path / "far.json"
+    path.write_text(json.dumps(finalize(body)))
+    res = _kernel_capped(path)
+    assert res.returncode == 0 and "every claim and refutation proved" in res.stdout, res.stdout + res.stderr
+
+
+def test_losses_past_the_float_range_do_not_crash_the_kernel_steering(
+    split_cert: dict[str, Path], tmp_path: Path
+) -> None:
+    """Attack review F3: the kernel's float steering took math.exp of losses above 709
+    (OverflowError: "kernel error", exit 1, on a valid file); floats are now clamped there."""
+    body = json.loads(split_cert["cert"].read_text())["body"]
+    body["claim"] = _check(
+        {"q": "0.5", "sigma": "0.12", "direction": "remove"},
+        "<=",
+        "100",
+        {"name": "pld-upper", "lattices": {"remove": {"h": "0.0625", "offset": "0", "lo": -16, "hi": 3200}}},
+        "100",
+    )
+    body["refutation"] = _check(
+        {"q": "0.5", "sigma": "0.02", "direction": "remove"},
+        ">",
+        "100",
+        {"name": "pld-lower", "lattices": {"remove": {"h": "0.0625", "offset": "0", "lo": 14400, "hi": 27200}}},
+        "1000",
+    )
+    body["step"] = "0.1"
+    path = tmp_path / "overflow.json"
+    path.write_text(json.dumps(finalize(body)))
+    res = _kernel_capped(path)
+    assert res.returncode == 0 and "OverflowError" not in res.stdout + res.stderr, res.stdout + res.stderr
