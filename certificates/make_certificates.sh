@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate every committed certificate: one certdp sweep of certificates.toml (17 calibrations;
+# Regenerate every committed certificate: one certdp sweep of certificates.toml (20 calibrations;
 # about 6 minutes with 2 workers). Needs a NEW project key: the private half of the key that
 # signed the committed files is not kept anywhere, by design.
 #   certdp keygen --out project.key && cp project.key.pub certificates/certdp-project.pub

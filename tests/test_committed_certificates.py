@@ -2,7 +2,7 @@
 
 The random-allocation cells take 15-95 s each to recompute; CI recomputes every DP-SGD file and
 three random-allocation cells (each M in {100, 250}, each E in {10, 20, 40}) and checks the
-integrity (schema, digest, project signature) of all. Recompute all eighteen with one sweep:
+integrity (schema, digest, project signature) of all. Recompute all twenty with one sweep:
     certdp sweep certificates/verify.toml --out /tmp/verified
 """
 
@@ -30,12 +30,15 @@ EPS = ROOT / "random_allocation_M10_E10_eps1_delta1e-5.json"
 FAST.append(EPS)
 
 
-def test_all_eighteen_are_committed() -> None:
+def test_all_twenty_are_committed() -> None:
     """DP-SGD through PLD (the first family) and RDP (the second), random allocation's TV and its
-    (epsilon, delta) certificate."""
+    (epsilon, delta) certificate; the CIFAR-10 PLD file records split lattices."""
+    cifar = json.loads((ROOT / "dpsgd_pld_q0.00512_n9766_eps3.json").read_text())["body"]
+    for check in (cifar["claim"], cifar["refutation"]):
+        assert any("stride" in lat for lat in check["method"]["lattices"].values())
     names = {f.name for f in FILES}
-    assert len([n for n in names if n.startswith("dpsgd_pld_")]) == 4
-    assert len([n for n in names if n.startswith("dpsgd_q")]) == 4
+    assert len([n for n in names if n.startswith("dpsgd_pld_")]) == 5
+    assert len([n for n in names if n.startswith("dpsgd_q")]) == 5
     assert len([n for n in names if n.startswith("random_allocation_") and n.endswith("_tv0.1.json")]) == 9
     assert [n for n in names if "_eps" in n and n.startswith("random_allocation_")] == [EPS.name]
 

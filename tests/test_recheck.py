@@ -271,9 +271,10 @@ def pld_truncated_refutation_lattice(body: dict) -> None:
 
 
 def pld_lowered_upper(body: dict) -> None:
-    """The claim's recorded upper lowered by 2e-6: delta_upper there exceeds delta."""
+    """The claim's recorded upper lowered by about 2e-6: delta_upper there exceeds delta."""
     r = body["claim"]["result"]
-    digits = str(int(2.999997 * 2**30) * 5**30)  # m 2^-30 = m 5^30 10^-30, an exact decimal
+    lowered = float(r["upper"]) - 2e-6
+    digits = str(int(lowered * 2**30) * 5**30)  # m 2^-30 = m 5^30 10^-30, an exact decimal
     set_dyadic(r, "upper", digits[:-30] + "." + digits[-30:])
     body["refutation"] = None
     body["refutation_missing_reason"] = "tampered"
