@@ -330,7 +330,7 @@ def calibrate_pld(
         # probe (CIFAR-10 at (3, 1e-5): 19 fine probes became 6); the walk and refinement below
         # take over when it does not decide
         claim_h, hh, refutation, reason, low_miss = h, h, None, None, Fraction(0)
-        finish = None
+        finish, guesses = None, [k]
         if k > k_min and slope < 0:
             finish = _predicted_finish(
                 lambda kk, at: eps_up(kk * st, main, at),
@@ -340,6 +340,7 @@ def calibrate_pld(
                 h,
                 target,
                 -slope * float(st),
+                guesses,
             )
         if finish is not None:
             k, claim_h, hh, proved_miss = finish
@@ -347,6 +348,9 @@ def calibrate_pld(
                 low_miss = proved_miss
                 refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
         else:
+            # the walk starts from the prediction's last estimate (q = 0.001, 10^6 steps, eps = 1:
+            # the coarse root 52.6 against about 6.18; galloping down from it took ~600 probes)
+            k = guesses[-1]
             k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
         sigma = k * st
         if sigma < MIN_SIGMA or sigma > MAX_SIGMA:
@@ -448,7 +452,7 @@ PREDICT_SAFETY = 1.0
 #: rounds of the prediction's secant iteration, and how many steps from its last evaluation a
 #: predicted k may lie (a linear step over 64 sigma steps of 1e-5 relative errs by ~1e-3 of
 #: one step's drop in eps)
-PREDICT_ROUNDS = 4
+PREDICT_ROUNDS = 8
 PREDICT_NEAR = 64
 
 
@@ -460,6 +464,7 @@ def _predicted_finish(
     h: Fraction,
     target: Fraction,
     drop: float,
+    guesses: list[int] | None = None,
 ) -> tuple[int, Fraction, Fraction, Fraction | None] | None:
     """(k, h_claim, h_refutation, eps_lower at k - 1) when ``up(k, h_claim) <= target`` and
     ``low(k - 1, h_refutation) > target`` were proved by the two certified probes this predicts;
@@ -480,6 +485,9 @@ def _predicted_finish(
     spacing: the largest power of two (at most h, at least MIN_REFINE_H) whose modelled error is at
     most PREDICT_SAFETY of its gap (rounding down to a power of two leaves up to 4x more), and once
     more at half that spacing if it missed.
+
+    ``guesses`` (if given) receives each predicted k, so that a caller's walk can start from the
+    last one when this returns None.
 
     Contract: a result's claim and refutation are certified probes (``up`` and ``low``); the
     prediction only chooses them. LimitExceeded of a probe gives None.
@@ -519,9 +527,14 @@ def _predicted_finish(
                 # the least k with est (k / k_at)^power <= t, each jump within a factor of 4
                 k = math.ceil(k_at * math.exp(math.log(t / est) / power) - 1e-9)
                 k = min(max(k, k_at // 4, k_min + 1), 4 * k_at)
-                if abs(k - k_at) <= PREDICT_NEAR:
+                # near enough, or within what these estimates can tell apart (then the finer
+                # spacings below sharpen them: at 10^6 steps, q = 0.001, the estimates on 2^-12 and
+                # 2^-13 moved k by +-0.05 in sigma from round to round)
+                if abs(k - k_at) <= max(PREDICT_NEAR, 2 * unsure * k_at / (-power * t)):
                     break
                 k_at = k
+                if guesses is not None:
+                    guesses.append(k)  # where the caller's walk starts if this does not decide
             else:
                 return None
             drop = -power * t / k_at  # eps's fall per step near k_at
