@@ -215,7 +215,7 @@ def calibrate_pld(
         lower bounds the tuned one (choose_offset), which costs a float search per sigma. A fine
         probe (hh <= h) takes the bulk/tail lattice of certdp.notions.pld_split where it pays: fine
         cells only where one step's loss has its mass (the long light tails in coarse cells; at
-        q = 256/50000 and 2^-16 a plain lattice has 213k cells, a split one about 60k). The
+        q = 256/50000 and 2^-16 a plain lattice has 213k cells, a split one 107k). The
         certificate records it, and the verifier and the recheck kernel rebuild it."""
         key = (sigma, d_name, hh, tuned)
         if not tuned and (sigma, d_name, hh, True) in cache:
