@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from fractions import Fraction
 from pathlib import Path
 
@@ -19,9 +18,7 @@ from hypothesis import strategies as st
 
 from certdp.cert.write import finalize
 from certdp.cli import main
-
-ROOT = Path(__file__).resolve().parents[1]
-KERNEL = ROOT / "recheck" / "recheck.py"
+from tests.cert_cli import kernel, verify
 
 #: a few seconds: 20 steps at q = 0.01 on 2^-13, where one step's loss has about 39k fine cells
 #: over its whole range and half of them in the bulk (so the lattices are split)
@@ -51,19 +48,6 @@ def split_cert(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     cert = d / "split.json"
     assert main([*SPLIT_CALIBRATION, "--out", str(cert), "--sign", str(key), "--json"]) == 0
     return {"cert": cert, "pub": Path(str(key) + ".pub")}
-
-
-def verify(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    trust = [] if "--pubkey" in extra else ["--allow-untrusted"]
-    code = main(["verify", str(path), *extra, *trust, "--json"])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out + err
-
-
-def kernel(path: Path, pub: Path | None = None) -> subprocess.CompletedProcess:
-    args = [sys.executable, str(KERNEL), str(path), *(["--pubkey", str(pub)] if pub else [])]
-    return subprocess.run(args, capture_output=True, text=True, timeout=600)
 
 
 def _rewrite(doc: dict, path: Path) -> None:
@@ -190,8 +174,7 @@ def _kernel_capped(path: Path) -> subprocess.CompletedProcess:
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 
-    args = [sys.executable, str(KERNEL), str(path)]
-    return subprocess.run(args, capture_output=True, text=True, timeout=120, preexec_fn=cap)
+    return kernel(path, timeout=120, preexec_fn=cap)
 
 
 def test_a_top_point_far_in_the_tail_stays_small_in_the_kernel(split_cert: dict[str, Path], tmp_path: Path) -> None:

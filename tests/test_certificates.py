@@ -17,6 +17,7 @@ from certdp.cert.schema import validate
 from certdp.cert.write import finalize
 from certdp.cli import main
 from certdp.errors import CertificateMalformed
+from tests.cert_cli import verify
 
 #: a PLD calibration that takes a few seconds: 20 steps, a coarse lattice (2^-9) and step 1e-3
 PLD_CALIBRATION = [
@@ -95,14 +96,6 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "pld": pld,
         "ra": ra,
     }
-
-
-def verify(path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[int, str]:
-    trust = [] if "--pubkey" in extra else ["--allow-untrusted"]
-    code = main(["verify", str(path), *extra, *trust, "--json"])
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err
-    return code, out + err
 
 
 def test_key_file_modes(signed: dict[str, Path]) -> None:

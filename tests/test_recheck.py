@@ -33,11 +33,11 @@ TV = CERTS / "random_allocation_M100_E10_tv0.1.json"
 
 sys.path.insert(0, str(KERNEL.parent))
 import recheck as kernel  # noqa: E402  (the kernel is one file, not a package)
+from tests.cert_cli import kernel as run_kernel  # noqa: E402
 
 
 def run(path: Path, pub: Path | None) -> subprocess.CompletedProcess:
-    args = [sys.executable, str(KERNEL), str(path)] + (["--pubkey", str(pub)] if pub else [])
-    return subprocess.run(args, capture_output=True, text=True, timeout=600)
+    return run_kernel(path, pub)
 
 
 @pytest.fixture(scope="module")
