@@ -496,7 +496,7 @@ def _predicted_finish(
     if h / 2 < finest or not drop > 0:
         return None
     t, he, k_at = float(target), h, k0
-    seen: list[tuple[int, float]] = []
+    seen: tuple[int, float] | None = None  # the last estimate, for the next secant
     # eps against sigma as a power law (log-log secants): the coarse slope's exponent when it is
     # plausible, else eps ~ 1/sigma (at q = 0.05, 10^4 steps, eps = 1 the coarse root was 42.5
     # against 18.68, and a linear step from its slope went to sigma = 0.0011)
@@ -509,21 +509,15 @@ def _predicted_finish(
             return k0, h, h, miss
         while True:
             for _ in range(PREDICT_ROUNDS):
-                h2 = he / 2
-                u1, l1, u2, l2 = (float(x) for x in (up(k_at, he), low(k_at, he), up(k_at, h2), low(k_at, h2)))
-                eu, el = u2 - (u1 - u2) / 3, l2 + (l2 - l1) / 3
-                est, unsure = (eu + el) / 2, abs(eu - el) / 2
-                if not (l2 < est < u2 and unsure < (u2 - l2) / 2):
-                    # not second order yet (the lower side's balancing jumps between spacings):
-                    # the finer enclosure's midpoint, as unsure as its half-width
-                    est, unsure = (u2 + l2) / 2, (u2 - l2) / 2
-                au, al = (u2 - est) / float(h2) ** 2, (est - l2) / float(h2) ** 2
-                if not (au > 0 and al > 0 and est > 0):
+                ends = (up(k_at, he), low(k_at, he), up(k_at, he / 2), low(k_at, he / 2))
+                estimate = _richardson(*(float(x) for x in ends), float(he / 2))
+                if estimate is None:
                     return None
-                if seen and seen[-1][0] != k_at:
-                    secant = math.log(est / seen[-1][1]) / math.log(k_at / seen[-1][0])
+                est, unsure, au, al = estimate
+                if seen is not None and seen[0] != k_at:
+                    secant = math.log(est / seen[1]) / math.log(k_at / seen[0])
                     power = secant if -4 < secant < -0.05 else power
-                seen.append((k_at, est))
+                seen = (k_at, est)
                 # the least k with est (k / k_at)^power <= t, each jump within a factor of 4
                 k = math.ceil(k_at * math.exp(math.log(t / est) / power) - 1e-9)
                 k = min(max(k, k_at // 4, k_min + 1), 4 * k_at)
@@ -568,6 +562,23 @@ def _predicted_finish(
     except LimitExceeded:
         return None
     return k, h_claim, h_miss, miss
+
+
+def _richardson(u1: float, l1: float, u2: float, l2: float, h2: float) -> tuple[float, float, float, float] | None:
+    """(estimate, unsure, a_upper, a_lower) from the two ends (u1, l1) on spacing 2 h2 and (u2, l2)
+    on h2: each side second order in h, so eu = u2 - (u1 - u2)/3 and el = l2 + (l2 - l1)/3,
+    estimate their mean and unsure half their gap; where that is not consistent (the lower side's
+    balancing jumps between spacings) the finer enclosure's midpoint and half-width. a_upper and
+    a_lower are each side's error over h2^2; None when either is not positive or the estimate is
+    not (no power law to fit). Floats: it only steers :func:`_predicted_finish`.
+
+    Contract: floats, no enclosure."""
+    eu, el = u2 - (u1 - u2) / 3, l2 + (l2 - l1) / 3
+    est, unsure = (eu + el) / 2, abs(eu - el) / 2
+    if not (l2 < est < u2 and unsure < (u2 - l2) / 2):
+        est, unsure = (u2 + l2) / 2, (u2 - l2) / 2
+    au, al = (u2 - est) / h2**2, (est - l2) / h2**2
+    return (est, unsure, au, al) if au > 0 and al > 0 and est > 0 else None
 
 
 def _split_lattice(
