@@ -64,12 +64,9 @@ def _cell_masses(pair: PrivacyPair, lattice: LossLattice) -> Cells:
     """(tails, p, w): tails[i] = (P(L > l), Q(L > l)) at l = point(lo+i); p[i], w[i] the P- and
     Q-mass of cell i = (point(lo+i-1), point(lo+i)] for i >= 1 (p[0] = w[0] = 0: no cell)."""
     spend(lattice.hi - lattice.lo + 1, f"{lattice.hi - lattice.lo} lattice cells of {pair.mechanism}")
-    tails = []
-    for point in _point_balls(lattice):
-        t = pair.loss_tail(point)
-        if t is None:
-            raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
-        tails.append(t)
+    tails = pair.loss_tails(_point_balls(lattice))  # one call: pairs evaluate runs of points faster
+    if any(t is None for t in tails):
+        raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
     zero = to_ball(0)
     p = [zero] + [tails[i - 1][0] - tails[i][0] for i in range(1, len(tails))]
     w = [zero] + [tails[i - 1][1] - tails[i][1] for i in range(1, len(tails))]

@@ -123,19 +123,16 @@ TailCells = tuple[list[tuple[Ball, Ball]], list[tuple[Ball, Ball]], tuple[Ball, 
 
 def tail_cells(pair: PrivacyPair, lat: SplitLattice) -> TailCells:
     """Contract: balls containing the two tails of the loss at every coarse point of ``lat``
-    (:meth:`SplitLattice.coarse_points`) and at point(lo) and point(hi) (``pair.loss_tail``);
+    (:meth:`SplitLattice.coarse_points`) and at point(lo) and point(hi) (``pair.loss_tails``);
     Unsupported for a pair without a loss distribution. Both sides of :func:`tail_pmf` share them."""
     left, right = lat.coarse_points()
     h, off = lat.bulk.h, lat.bulk.offset
 
     def tails_at(ks: list[int]) -> list[tuple[Ball, Ball]]:
-        out = []
-        for k in ks:
-            t = pair.loss_tail(to_ball(off + h * k))
-            if t is None:
-                raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
-            out.append(t)
-        return out
+        out = pair.loss_tails([to_ball(off + h * k) for k in ks])
+        if any(t is None for t in out):
+            raise Unsupported(f"{pair.mechanism}: no loss distribution, so no lattice accountant (use rdp)")
+        return out  # type: ignore[return-value]
 
     tl = tails_at(left) if len(left) >= 2 else []
     tr = tails_at(right) if len(right) >= 2 else []

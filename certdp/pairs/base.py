@@ -180,6 +180,15 @@ class PrivacyPair(abc.ABC):
         """
         return None
 
+    def loss_tails(self, ells: list[Ball]) -> list[tuple[Ball, Ball] | None]:
+        """:meth:`loss_tail` at each of the sorted losses ``ells`` (pairs override it with a faster
+        route; this default loops).
+
+        Contract: entry i contains the two tails at ells[i], or is None when the pair does not
+        implement its loss distribution (as :meth:`loss_tail`).
+        """
+        return [self.loss_tail(ell) for ell in ells]
+
     def loss_tail_float(self, ell: float) -> tuple[float, float] | None:
         """(P(L > ell), Q(L > ell)) in floats, for steering only (the lattice offset search:
         certdp.notions.pld_lattice.tuned_offset), or None when the pair has no float version.

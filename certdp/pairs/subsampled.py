@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from certdp.enclose import Ball, binomial, current_prec, integrate_real, phi, pi, to_ball, workprec
+from certdp.enclose.taylor import Series, taylor_values
 from certdp.errors import PrecisionExhausted, Unsupported, invalid
 from certdp.pairs.base import PrivacyPair, require_positive_t
 from certdp.pairs.domain import bounded
@@ -406,6 +407,50 @@ class SubsampledGaussian(PrivacyPair):
         # Phi(t) = erfc(-t/sqrt 2)/2
         below0, below1 = (-x * c).erfc() / 2, ((1 - x) * c).erfc() / 2
         return below0, qc * below0 + q * below1
+
+    def loss_tails(self, ells: list[Ball]) -> list[tuple[Ball, Ball] | None]:
+        """:meth:`loss_tail` at each of the sorted losses ``ells``, by Taylor models in
+        w = log((e^y - 1 + q)/q), y = +-ell (certdp.enclose.taylor): the threshold x = s^2 w + 1/2
+        is linear in w, so the tails are erfc of linear functions of w, entire (the loss's end
+        log(1 - q), a singularity in ell, is w = -inf). Each point costs its w (expm1 and log) and
+        two polynomial evaluations instead of two erfc (about 17 us); points with e^y <= 1 - q, and
+        those whose block fails, take :meth:`loss_tail`.
+
+        Contract: as :meth:`loss_tail` at every point: the same formulas, the tails as power series
+        in w with the Lagrange remainder bounded by Arb at a ball holding the block's w
+        (docs/math.md §10, "Tails by Taylor models").
+        """
+        if self.direction == "both":
+            raise Unsupported("direction=both: the loss distribution is per direction; use remove and add")
+        q_, s_ = self.q, self.sigma
+        q, qc, zz, half, c = _tail_constants(q_.numerator, q_.denominator, s_.numerator, s_.denominator, current_prec())
+        remove = self.direction == "remove"
+        ws: list[Ball | None] = []
+        for ell in ells:
+            y = ell if remove else -ell
+            arg = y.exp() - qc if (q_ == 1 or y < -1) else y.expm1() + q
+            ws.append((arg / q).log() if arg > 0 else None)
+
+        def tails(w: Series) -> tuple[Series, Series]:
+            x = zz * w + half
+            if remove:
+                above0, above1 = (x * c).erfc() / 2, ((x - 1) * c).erfc() / 2
+                return qc * above0 + q * above1, above0
+            below0, below1 = (-x * c).erfc() / 2, ((1 - x) * c).erfc() / 2
+            return below0, qc * below0 + q * below1
+
+        out: list[tuple[Ball, Ball] | None] = [None] * len(ells)
+        i = 0
+        while i < len(ells):  # runs of points with a w: one Taylor-model pass each
+            if ws[i] is None:
+                i += 1
+                continue
+            j = i
+            while j < len(ells) and ws[j] is not None:
+                j += 1
+            out[i:j] = taylor_values(tails, ws[i:j])  # type: ignore[arg-type]
+            i = j
+        return [t if t is not None else self.loss_tail(ell) for t, ell in zip(out, ells, strict=True)]
 
     def loss_tail_float(self, ell: float) -> tuple[float, float] | None:
         """The two tails of :meth:`loss_tail` in floats (its formulas, math.erfc), for steering.
