@@ -94,11 +94,14 @@ def _pld(check: Check, end: Fraction) -> EndProof:
                 if split:  # fine bulk cells, coarse tail cells (certdp.notions.pld_split)
                     b_lo, b_hi, stride = split
                     spl = SplitLattice(LossLattice(h, b_lo, b_hi, offset), lo, hi, stride)
-                    bounds = LatticeBounds(pair, check.mechanism.steps, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl)
-                else:
+                    # one spacing throughout (coarsen=False): at least as tight as the coarsened
+                    # upper side that proved the claim, and determined by the recorded lattice alone
                     bounds = LatticeBounds(
-                        pair, check.mechanism.steps, LossLattice(h, lo, hi, offset), floor, MAX_PLD_PRODUCT
+                        pair, check.mechanism.steps, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, coarsen=False
                     )
+                else:
+                    lattice = LossLattice(h, lo, hi, offset)
+                    bounds = LatticeBounds(pair, check.mechanism.steps, lattice, floor, MAX_PLD_PRODUCT, coarsen=False)
                 ball = bounds.delta(side, end)
             except LimitExceeded as exc:
                 # name the lattice and direction whose powers outgrew the limit; verify prefixes the check

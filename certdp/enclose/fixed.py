@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 from flint import arb, arb_poly, fmpz, fmpz_poly
 
@@ -34,9 +35,11 @@ from certdp.errors import InvalidArgument, LimitExceeded
 
 __all__ = [
     "FixedPoly",
+    "coarsen_up",
     "fixed_add",
     "fixed_mul",
     "fixed_power",
+    "fixed_power_coarsening",
     "fixed_product",
     "fixed_scale",
     "to_units",
@@ -287,3 +290,103 @@ def weighted_tail(coeffs: Sequence[int], start: int, ratio: arb) -> arb:
     if start >= len(coeffs):
         return arb(0)
     return arb_poly(list(coeffs[start:]))(ratio)
+
+
+#: the weights of :func:`coarsen_up` are integers in units of 2^-COARSEN_WEIGHT_BITS
+COARSEN_WEIGHT_BITS = 64
+
+
+def _split_weights(h: Fraction, r: int) -> tuple[list[int], list[int]]:
+    """(W, V): W[k] >= 2^B phi_k and V[k] >= 2^B (1 - phi_k), k = 0..r-1, B =
+    COARSEN_WEIGHT_BITS, for phi_k = (e^{-kh} - e^{-rh})/(1 - e^{-rh}): the share of an atom at
+    loss a + kh that mass splitting puts at a (the rest goes to a + rh). Exact at k = 0 (1, 0)."""
+    hb = arb(h.numerator) / h.denominator
+    top = (-(r * hb)).exp()
+    den = 1 - top
+    unit = arb(2) ** COARSEN_WEIGHT_BITS
+    w, v = [1 << COARSEN_WEIGHT_BITS], [0]
+    for k in range(1, r):
+        ek = (-(k * hb)).exp()
+        w.append(int(((ek - top) / den * unit).upper().ceil().unique_fmpz()))
+        v.append(int(((1 - ek) / den * unit).upper().ceil().unique_fmpz()))
+    return w, v
+
+
+def coarsen_up(fp: FixedPoly, h: Fraction, r: int) -> FixedPoly:
+    """The upper side's coarsening of a lattice pmf of spacing h (index i: loss shift + i h) onto
+    spacing r h (index J: loss shift + J r h) by mass splitting: an atom at a + k h, a = J r h,
+    0 < k < r, goes to a with the share phi_k of :func:`_split_weights` and to a + r h with the
+    rest, which keeps its P-mass and its Q-mass (e^{-loss} times P), so the fine pair is a
+    post-processing of the coarse one (docs/math.md §10, "Coarsening the partial powers").
+
+    Contract: "up": if (exact) <= fp.poly + E with total(E) <= fp.err, then C(exact) <= result
+    + E' with total(E') <= result.err, C the exact splitting (linear, nonnegative, keeps total
+    mass: C(E) has E's total); the integer weights are rounded up and the coarse sums rounded
+    down, one unit per coarse coefficient added to err.
+    """
+    if r < 2:
+        return fp
+    w, v = _split_weights(h, r)
+    # kernel: sum_k W_k x^(r-1-k) + sum_k V_k x^(2r-1-k); then coefficient (J r - o') + r - 1 of
+    # A K holds coarse J (the W share of atoms J r + k and the V share of atoms (J-1) r + k)
+    kernel = fmpz_poly([w[r - 1 - m] if m < r else v[2 * r - 1 - m] for m in range(2 * r)])
+    aligned = (fp.offset // r) * r
+    a = fp.poly.left_shift(fp.offset - aligned) if fp.offset > aligned else fp.poly
+    checkpoint()
+    product_cost(a.length() + 2 * r, fp.bits + COARSEN_WEIGHT_BITS + 2 * r.bit_length())
+    sums = (a * kernel).right_shift(r - 1).deflate(r)
+    poly = _floor_div(sums, fmpz(1) << COARSEN_WEIGHT_BITS)
+    return FixedPoly(aligned // r, poly, fp.bits, fp.err + poly.length())
+
+
+def fixed_power_coarsening(
+    base: FixedPoly,
+    n: int,
+    h: Fraction,
+    coarse_from: int,
+    allowance: int = 0,
+    max_product: int | None = None,
+    bits_for: Callable[[int, int], int] | None = None,
+) -> tuple[FixedPoly, int]:
+    """The upper side's n-th power of ``base`` (spacing h) as :func:`fixed_power`, with the partial
+    powers moved to coarser lattices as they spread: after the square that forms the power of
+    2^j steps, the spacing is doubled (:func:`coarsen_up` of the square and of the accumulated
+    product) whenever (2 R)^2 <= 2^j / coarse_from, R the current factor. Returns (power, R): the
+    power's index J is at loss J R h.
+
+    Why: the splitting adds at most (R h)^2/4 of variance per copy of the partial power, and the
+    final power holds n / 2^j copies of it: with (2 R)^2 <= 2^j / coarse_from each doubling adds
+    about 1/coarse_from of what the one-step lattice's own splitting adds (n copies of h^2/4),
+    while every later product is 2x shorter (docs/math.md §10, "Coarsening the partial powers").
+
+    Contract: "up" only, as :func:`fixed_power`'s for the n-th power of the pair that the base
+    bounds, coarsened (a pair that dominates it).
+    """
+    if n < 1:
+        raise InvalidArgument(f"n={n} must be >= 1")
+    ref = base.bits
+
+    def prune(fp: FixedPoly, weight: int) -> FixedPoly:
+        return _prune(fp, True, _rescale(allowance, ref, fp.bits), weight)
+
+    def mul(x: FixedPoly, y: FixedPoly, copies: int) -> FixedPoly:
+        length = x.poly.length() + y.poly.length() - 1
+        return _mul(x, y, True, max_product, None if bits_for is None else bits_for(copies, length))
+
+    copies, level, scale = n, 0, 1
+    acc: FixedPoly | None = None
+    cur = prune(base, copies)
+    while n:
+        if n & 1:
+            acc = cur if acc is None else prune(mul(acc, cur, 1), 1)
+        n >>= 1
+        if n:
+            level += 1
+            cur = prune(mul(cur, cur, copies >> level), copies >> level)
+            if (2 * scale) ** 2 * coarse_from <= 1 << level:
+                cur = prune(coarsen_up(cur, h * scale, 2), copies >> level)
+                if acc is not None:
+                    acc = prune(coarsen_up(acc, h * scale, 2), 1)
+                scale *= 2
+    assert acc is not None
+    return acc, scale

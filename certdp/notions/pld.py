@@ -453,6 +453,10 @@ class LatticeBounds:
     part's cell masses are shared by the sides, and each side's product by its queries. The
     composition is ``steps`` runs of ``pair`` on ``lattice``, then those of ``others``.
 
+    ``coarsen`` (default): the upper side's partial powers move to coarser lattices as they spread
+    (docs/math.md §10, "Coarsening the partial powers"; certdp.notions.pld_fixed.COARSE_FROM);
+    False: one spacing throughout (what `certdp verify` recomputes: at least as tight).
+
     Contract: ``eps(side, delta)`` and ``delta(side, eps)`` are as :func:`side_bounds`.
     """
 
@@ -465,6 +469,7 @@ class LatticeBounds:
         max_product: int | None = None,
         others: tuple[Part, ...] = (),
         split: SplitLattice | None = None,
+        coarsen: bool = True,
     ) -> None:
         if split is not None and (others or split.bulk != lattice):
             raise InvalidArgument("a split lattice is for one part, with lattice = its bulk")
@@ -477,6 +482,7 @@ class LatticeBounds:
         self.pair, self.steps, self.lattice, self.floor = pair, steps, lattice, floor
         self.parts: tuple[Part, ...] = ((pair, steps, lattice), *others)
         self.max_product = max_product
+        self.coarsen = coarsen
         self._cells: dict[int, Cells] = {}
         self._composed: dict[str, FixedComposed] = {}
         self._split_tails: dict[str, TailCells] = {}
@@ -496,7 +502,7 @@ class LatticeBounds:
                     self._split_tails["tails"] = tail_cells(self.pair, self.split)
                 tail, p_inf = tail_pmf(self.pair, self.split, side, self._split_tails["tails"])
                 self._composed[side] = compose_split(
-                    side, bulk, tail, self.split.lo, p_inf, self.steps, self.floor, self.max_product
+                    side, bulk, tail, self.split.lo, p_inf, self.steps, self.floor, self.max_product, self.coarsen
                 )
                 return self._composed[side]
             pmfs = []
@@ -504,7 +510,7 @@ class LatticeBounds:
                 if i not in self._cells:
                     self._cells[i] = _cell_masses(pair, lattice)
                 pmfs.append((build(pair, lattice, self._cells[i]), steps))
-            self._composed[side] = compose_fixed(side, pmfs, self.floor, self.max_product)
+            self._composed[side] = compose_fixed(side, pmfs, self.floor, self.max_product, self.coarsen)
         return self._composed[side]
 
     def eps(self, side: str, delta: Fraction) -> Fraction:

@@ -19,9 +19,11 @@ import numpy as np
 from certdp.enclose import Ball, to_ball
 from certdp.enclose.fixed import (
     FixedPoly,
+    coarsen_up,
     fixed_add,
     fixed_mul,
     fixed_power,
+    fixed_power_coarsening,
     fixed_product,
     fixed_scale,
     to_units,
@@ -31,6 +33,11 @@ from certdp.errors import InvalidArgument, PrecisionExhausted, invalid
 from certdp.notions.pld_lattice import LatticePmf
 
 __all__ = ["FixedComposed", "bits_for", "compose_fixed", "compose_split", "reference_units"]
+
+#: the upper side's partial powers move to a 2x coarser lattice when (2 R)^2 <= 2^j / COARSE_FROM
+#: (certdp.enclose.fixed.fixed_power_coarsening): each move adds about 1/COARSE_FROM of the
+#: one-step lattice's own error (docs/math.md §10, "Coarsening the partial powers"); None: never
+COARSE_FROM: int | None = 64
 
 #: eps(delta) answers lie on the grid EPS_GRID Z (exact dyadics)
 EPS_GRID = Fraction(1, 2**40)
@@ -215,9 +222,12 @@ def compose_fixed(
     parts: list[tuple[LatticePmf, int]],
     floor: Fraction,
     max_product: int | None = None,
+    coarsen: bool = True,
 ) -> FixedComposed:
     """The composition of ``steps`` runs of each lattice pmf in ``parts`` (one spacing), in fixed
-    point with the rounding direction of ``side``.
+    point with the rounding direction of ``side``. ``coarsen``: the upper side of one part moves
+    its partial powers to coarser lattices (COARSE_FROM; the result's h is then a multiple of the
+    lattice's).
 
     Contract: "upper": delta_upper(eps) >= delta_n(eps) of the composed dominating lattice pair
     (sum c_k g(l_k) + err + 1 - prod (1 - p_inf)^n; certdp.enclose.fixed's contract); "lower":
@@ -232,7 +242,7 @@ def compose_fixed(
     ref, allowance = reference_units(floor)
     units = bits_for(floor)
     h = parts[0][0].lattice.h
-    powers, shift, log_keep = [], Fraction(0), to_ball(0)
+    powers, shift, log_keep, scale = [], Fraction(0), to_ball(0), 1
     for pmf, steps in parts:
         if steps < 1:
             raise invalid("steps", steps, "must be >= 1")
@@ -240,13 +250,19 @@ def compose_fixed(
             raise invalid("h", pmf.lattice.h, f"must equal the first part's h={h} (one spacing per composition)")
         b0 = units(steps, len(pmf.coeffs))
         base = FixedPoly.from_units(pmf.lattice.lo, to_units(pmf.coeffs, b0, up), b0)
-        powers.append(fixed_power(base, steps, up, _in_units(allowance, ref, b0), max_product, units))
+        if coarsen and up and len(parts) == 1 and COARSE_FROM is not None:  # one part: it may coarsen
+            power, scale = fixed_power_coarsening(
+                base, steps, h, COARSE_FROM, _in_units(allowance, ref, b0), max_product, units
+            )
+            powers.append(power)
+        else:
+            powers.append(fixed_power(base, steps, up, _in_units(allowance, ref, b0), max_product, units))
         shift += steps * pmf.lattice.offset
         if up:
             log_keep += steps * (-pmf.p_inf).log1p()
     res = fixed_product(powers, up, _in_units(allowance, ref, powers[0].bits), max_product, units)
     # offsets: each power's offset is steps x lo (+ pruning); the product adds them
-    return _composed(side, h, shift, res, (-log_keep.expm1()) if up else to_ball(0))
+    return _composed(side, h * scale, shift, res, (-log_keep.expm1()) if up else to_ball(0))
 
 
 def compose_split(
@@ -258,6 +274,7 @@ def compose_split(
     steps: int,
     floor: Fraction,
     max_product: int | None = None,
+    coarsen: bool = True,
 ) -> FixedComposed:
     """The ``steps``-fold composition of one step whose lattice pmf is ``bulk`` (fine cells, no end
     atoms) plus ``tail`` ((index from tail_lo, mass) on the same grid) plus p_inf at +inf:
@@ -265,6 +282,8 @@ def compose_split(
     n B^(n-1) T); the k >= 2 terms, all >= 0, are dropped by the lower side and counted by the
     upper side at g = 1 with their mass sum_{k>=2} C(n,k) |B|^(n-k) |T|^k <= (n t)^2 e^(n t) / 2,
     t >= |T| (|B| <= 1: B + T + p_inf is a sub-probability).
+
+    ``coarsen``: as in :func:`compose_fixed`.
 
     Contract: as :func:`compose_fixed` for the pmf bulk + tail (docs/math.md §10, "Bulk and tails").
     """
@@ -282,20 +301,28 @@ def compose_split(
     for i, m in tail:
         dense[i] = dense[i] + m
     t = FixedPoly.from_units(tail_lo, to_units(dense, bits, up), bits)
+    scale = 1
     if steps == 1:
         res = fixed_add(b, t)
     else:
-        p1 = fixed_power(b, steps - 1, up, _in_units(allowance, ref, bits), max_product, units)
+        if coarsen and up and COARSE_FROM is not None:
+            p1, scale = fixed_power_coarsening(
+                b, steps - 1, h, COARSE_FROM, _in_units(allowance, ref, bits), max_product, units
+            )
+        else:
+            p1 = fixed_power(b, steps - 1, up, _in_units(allowance, ref, bits), max_product, units)
         # B^n + n B^(n-1) T = B^(n-1) (B + n T): one product (two cost 0.1 s more at CIFAR-10 scale);
-        # B + n T is exact, so its product's floors are counted once, not n times
+        # B + n T is exact, so its product's floors are counted once, not n times; on B^(n-1)'s
+        # coarser lattice when it moved (one more splitting, of one copy)
         both = fixed_add(b, fixed_scale(t, steps))
+        both = coarsen_up(both, h, scale) if scale > 1 else both
         res = fixed_mul(p1, both, up, max_product, units(1, p1.poly.length() + both.poly.length()))
         if up:  # the k >= 2 terms, counted at g = 1
             x = to_ball(steps) * to_ball(t.total()) * to_ball(2) ** -bits
             k2 = (x * x * x.exp() / 2).upper() * to_ball(2) ** res.bits
             res = FixedPoly(res.offset, res.poly, res.bits, res.err + int(k2.ceil().unique_fmpz()))
     inf_term = (-(steps * (-p_inf).log1p()).expm1()) if up else to_ball(0)
-    return _composed(side, h, steps * bulk.lattice.offset, res, inf_term)
+    return _composed(side, h * scale, steps * bulk.lattice.offset, res, inf_term)
 
 
 def eps_upper_fixed(composed: FixedComposed, delta: Fraction, tol: Fraction = EPS_GRID) -> Fraction:
