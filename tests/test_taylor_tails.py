@@ -126,3 +126,23 @@ def test_loss_tails_refuses_both_directions() -> None:
 
     with pytest.raises(Unsupported, match="direction=both"):
         SubsampledGaussian("0.1", "1", "both").loss_tails([to_ball(0)])
+
+
+def test_unsorted_and_spread_points_are_enclosed_or_left_to_the_caller() -> None:
+    """Attack review: a block's ball and radius come from all of its points (an unsorted run once
+    gave e^5 a tiny ball that missed it, and P(L > 3) a negative one); a spread that overflows the
+    float steering is no model, not an OverflowError."""
+    from flint import arb
+
+    with workprec(128):
+        pts = [arb(0)] * 33 + [arb(5)] * 30 + [arb(0)]
+        for p, g in zip(pts, taylor_values(lambda s: (s.exp(),), pts), strict=True):
+            assert g is None or g[0].overlaps(p.exp())
+        pair = SubsampledGaussian("0.01", "1", "remove")
+        ells = [to_ball(Fraction(1, 8))] * 33 + [to_ball(3)] * 30 + [to_ball(Fraction(1, 8))]
+        for ell, got in zip(ells, pair.loss_tails(ells), strict=True):
+            want = pair.loss_tail(ell)
+            assert got[0].overlaps(want[0]) and got[1].overlaps(want[1]) and got[0] >= 0
+        wide = [to_ball(k * 10**14) for k in range(64)]
+        assert len(pair.loss_tails(wide)) == 64
+        assert all(g is None for g in taylor_values(lambda s: (s.exp(),), [arb(k * 10**13) for k in range(64)]))

@@ -59,7 +59,10 @@ def _converging(coeffs: list[arb], radius: arb, prec: int) -> bool:
     look at the centre's series; only steers)."""
     if len(coeffs) < DEGREE + 1 or not coeffs[DEGREE].is_finite() or not coeffs[0].is_finite():
         return False
-    last = float(abs(coeffs[DEGREE]).mid()) * float(radius.mid()) ** DEGREE
+    try:  # a spread of ~1e13 overflows the float power (attack review): no model there
+        last = float(abs(coeffs[DEGREE]).mid()) * float(radius.mid()) ** DEGREE
+    except OverflowError:
+        return False
     return last <= float(abs(coeffs[0]).mid()) * 2.0 ** (-(prec - SLACK_BITS - 16))
 
 
@@ -70,8 +73,14 @@ def _model(
     mid = lo + (hi - lo) // 2
     c = points[mid]
     first, last = points[lo], points[hi - 1]
-    wide = c.union(first).union(last)  # holds every point and the centre
-    radius = max(abs(first - c).upper(), abs(last - c).upper())
+    # W and R from every point, not the ends alone: an unsorted run would leave points outside
+    # them (attack review: e^5 was enclosed in a ball missing it)
+    wide, radius = c, abs(first - c).upper()
+    for x in points[lo:hi]:
+        wide = wide.union(x)
+        d = abs(x - c).upper()
+        if d > radius:
+            radius = d
     prec = current_prec()
     try:
         with workcap(DEGREE + 2):  # arb_series keeps ctx.cap terms (default 10): hold D + 2 of them
@@ -110,7 +119,8 @@ def _model(
 def taylor_values(
     fn: Callable[[Series], tuple[Series, ...] | None], points: Sequence[arb]
 ) -> list[tuple[arb, ...] | None]:
-    """fn at each of ``points`` (sorted, close together), by Taylor models on blocks of at most
+    """fn at each of ``points`` (close together; any order is sound, sorted runs give small
+    blocks), by Taylor models on blocks of at most
     MAX_BLOCK points; None where a block failed (fn returned None, a coefficient was not finite,
     or the remainder stayed large down to MIN_BLOCK points).
 
@@ -120,8 +130,10 @@ def taylor_values(
     ball it is given (no branches on the value).
 
     Contract: each non-None entry is a tuple of balls, entry k containing fn's k-th function at
-    that point: the Taylor polynomial at the block's centre plus a ball of the Lagrange remainder
-    bound |c_{D+1}(W)| R^{D+1} (module docstring; docs/math.md §10, "Tails by Taylor models").
+    that point, for points in any order: the Taylor polynomial at the block's centre plus a ball
+    of the Lagrange remainder bound |c_{D+1}(W)| R^{D+1}, W the union of the block's points and R
+    their largest distance to the centre (module docstring; docs/math.md §10, "Tails by Taylor
+    models").
     """
     out: list[tuple[arb, ...] | None] = [None] * len(points)
     i, size, skip, streak = 0, MAX_BLOCK, MIN_BLOCK, 0
