@@ -1,7 +1,7 @@
-"""The upper side's coarsening of partial powers (certdp.enclose.fixed.coarsen_up,
+"""The coarsening of partial powers (certdp.enclose.fixed.coarsen_up, coarsen_down,
 fixed_power_coarsening; docs/math.md §10, "Coarsening the partial powers"): against exact mass
-splitting in rationals and mpmath, against brute-force n-fold convolutions, and end to end
-against the plain one-spacing composition."""
+splitting and exact hockey-stick curves in mpmath, against brute-force n-fold convolutions, and
+end to end against the plain one-spacing composition."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose import workprec
-from certdp.enclose.fixed import FixedPoly, coarsen_up, fixed_power, fixed_power_coarsening
+from certdp.enclose.fixed import FixedPoly, coarsen_down, coarsen_up, fixed_power, fixed_power_coarsening, refine
 from certdp.notions import pld_fixed
 from certdp.notions.pld import LatticeBounds, _split_for, lattice_for, resolution
 from certdp.pairs import SubsampledGaussian
@@ -76,6 +76,41 @@ def test_coarsen_up_bounds_the_exact_split_and_dominates(offset: int, units: lis
         assert _delta(fine, h, shift, eps) <= _delta(coarse, h * r, shift, eps) + slack + mp.mpf(10) ** -50
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(-40, 40),
+    st.lists(st.integers(0, 2**BITS), min_size=1, max_size=60),
+    st.integers(3, 12),
+    st.integers(-300, 500),
+)
+def test_coarsen_down_is_dominated(offset: int, units: list[int], k: int, e: int) -> None:
+    """The balanced groups' coarse pair has delta <= the fine pair's at every eps tried (mpmath,
+    60 digits; Q-masses e^{-loss} P as for the lattice pairs) and keeps at most the fine mass."""
+    h = Fraction(1, 2**k)
+    fp = FixedPoly.from_units(offset, units, BITS)
+    got = coarsen_down(fp, h)
+    with mp.workdps(60):
+        fine = {offset + i: mp.mpf(u) / 2**BITS for i, u in enumerate(units) if u}
+        coarse = {got.offset + i: mp.mpf(int(c)) / 2**BITS for i, c in enumerate(got.poly.coeffs())}
+        assert got.err == 0 and sum(coarse.values()) <= sum(fine.values())
+        eps = mp.mpf(e) / 100
+        assert _delta(coarse, 2 * h, Fraction(0), eps) <= _delta(fine, h, Fraction(0), eps) + mp.mpf(10) ** -50
+
+
+def test_coarsen_down_keeps_a_flat_pmf() -> None:
+    """On a flat stretch the groups balance with y / x = e^{-h}: the interior mass is kept whole."""
+    fp = FixedPoly.from_units(0, [2**60] * 200, 64)
+    got = coarsen_down(fp, Fraction(1, 1024))
+    inner = [int(c) for c in got.poly.coeffs()][2:-2]
+    assert all(abs(c - 2**61) <= 2**61 >> 28 for c in inner)
+
+
+def test_refine_is_exact() -> None:
+    fp = FixedPoly(-3, FixedPoly.from_units(0, [5, 0, 7], 64).poly, 64, 9)
+    got = refine(fp, 4)
+    assert got.offset == -12 and [int(c) for c in got.poly.coeffs()] == [5, 0, 0, 0, 0, 0, 0, 0, 7] and got.err == 9
+
+
 def _brute_power(units: list[int], n: int) -> list[int]:
     """The exact n-fold convolution of integer masses (Python ints; no rounding at all)."""
     out = [1]
@@ -98,9 +133,9 @@ def _brute_power(units: list[int], n: int) -> list[int]:
     st.integers(-200, 600),
 )
 def test_the_coarsened_power_bounds_the_exact_power(units: list[int], n: int, coarse_from: int, k: int, e: int) -> None:
-    """fixed_power_coarsening's delta (coefficients + err at g = 1) is >= the exact n-fold
-    convolution's delta at every eps tried (it bounds a coarsening of it, which dominates it), and
-    it did move to a coarser lattice."""
+    """fixed_power_coarsening's upper delta (coefficients + err at g = 1) is >= the exact n-fold
+    convolution's delta at every eps tried (it bounds a coarsening of it, which dominates it), its
+    lower delta is <= it, and both moved to a coarser lattice."""
     total = sum(units)
     if total == 0:
         return
@@ -118,6 +153,11 @@ def test_the_coarsened_power_bounds_the_exact_power(units: list[int], n: int, co
         assert (
             _delta(fine, h, Fraction(0), eps) <= _delta(coarse, h * scale, Fraction(0), eps) + err + mp.mpf(10) ** -40
         )
+    low, scale_low = fixed_power_coarsening(base, n, h, coarse_from, bits_for=lambda c, length: 80, up=False)
+    assert scale_low >= 2
+    with mp.workdps(60):
+        lower = {low.offset + i: mp.mpf(int(c)) / mp.mpf(2) ** low.bits for i, c in enumerate(low.poly.coeffs())}
+        assert _delta(lower, h * scale_low, Fraction(0), eps) <= _delta(fine, h, Fraction(0), eps) + mp.mpf(10) ** -40
 
 
 def test_without_coarsening_the_power_is_unchanged() -> None:
@@ -149,12 +189,12 @@ def test_coarsened_and_plain_compositions_agree(
                 b = LatticeBounds(pair, n, spl.bulk, floor, split=spl)
             else:
                 b = LatticeBounds(pair, n, lattice_for(pair, h, tail_bits), floor)
-            return b.eps("upper", d), b.eps("lower", d), b.composed("upper").h
+            return b.eps("upper", d), b.eps("lower", d), b.composed("upper").h, b.composed("lower").h
 
-        up_c, lo_c, h_c = upper()
+        up_c, lo_c, h_c, hl_c = upper()
         monkeypatch.setattr(pld_fixed, "COARSE_FROM", None)
-        up_p, lo_p, h_p = upper()
-    assert h_c > h_p == h
-    assert lo_c == lo_p <= up_p  # the lower side is not coarsened
+        up_p, lo_p, h_p, hl_p = upper()
+    assert h_c > h_p == h == hl_p and hl_c >= h  # a split's lower side ends on the fine lattice
+    assert lo_c <= lo_p <= up_p and lo_c >= lo_p * (1 - Fraction(4, 10**5))
     # coarsening adds splitting (up to the fixed-point floors, which differ between the two routes)
     assert up_p * (1 - Fraction(1, 10**9)) <= up_c <= up_p * (1 + Fraction(2, 10**5))

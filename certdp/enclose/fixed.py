@@ -35,6 +35,8 @@ from certdp.errors import InvalidArgument, LimitExceeded
 
 __all__ = [
     "FixedPoly",
+    "coarsen",
+    "coarsen_down",
     "coarsen_up",
     "fixed_add",
     "fixed_mul",
@@ -42,6 +44,7 @@ __all__ = [
     "fixed_power_coarsening",
     "fixed_product",
     "fixed_scale",
+    "refine",
     "to_units",
     "weighted_tail",
 ]
@@ -339,6 +342,79 @@ def coarsen_up(fp: FixedPoly, h: Fraction, r: int) -> FixedPoly:
     return FixedPoly(aligned // r, poly, fp.bits, fp.err + poly.length())
 
 
+#: the fractions of :func:`coarsen_down` are integers over 2^FRACTION_BITS
+FRACTION_BITS = 30
+
+
+def _balance_constants(h: Fraction) -> tuple[int, int, int]:
+    """(alpha, beta, K): alpha / 2^K <= 1 - e^{-h} and beta / 2^K >= e^h - 1 (Arb, directed)."""
+    k = 96 + max(0, h.denominator.bit_length() - h.numerator.bit_length())
+    hb = arb(h.numerator) / h.denominator
+    unit = arb(2) ** k
+    alpha = int(((-(-hb).expm1()) * unit).lower().floor().unique_fmpz())
+    beta = int((hb.expm1() * unit).upper().ceil().unique_fmpz())
+    return alpha, beta, k
+
+
+def coarsen_down(fp: FixedPoly, h: Fraction) -> FixedPoly:
+    """The lower side's coarsening of a lattice pmf of spacing h onto spacing 2h (index J: the
+    loss of fine index 2J) by balanced groups: group J holds the atom at 2J, the fraction y_J of
+    the atom at 2J - 1 (loss below its point) and what the group above left of the atom at 2J + 1
+    (at least x = 1 - y, loss above its point); y_J = y (y / x = e^{-h}, which balances a flat
+    pmf), lowered where the atom below outweighs the one above, so that
+    x c_{2J+1} (1 - e^{-h}) >= y_J c_{2J-1} (e^h - 1) holds exactly (integers): the group's loss
+    log(P_g / Q_g) is then >= its point. Groups are a post-processing, and putting each at its
+    point with its P-mass (rounded down) lowers every delta (docs/math.md §10, "Coarsening the
+    partial powers"). What a lowered y_J leaves of its atom stays with the group above it (the
+    group below the atom), at a loss of h on a mass that is first order in h for a smooth pmf:
+    second order there (a pmf that is not smooth on the scale of h, such as one step's near a hard
+    edge of the loss, loses first order: the callers coarsen partial powers of many steps only).
+
+    Contract: "down": if fp.poly <= the P-masses of a lattice pair dominated by (P, Q)
+    coefficient-wise, the result is <= those of a coarser pair dominated by it (err 0).
+    """
+    one = 1 << FRACTION_BITS
+    alpha, beta, _ = _balance_constants(h)
+    e = (-(arb(h.numerator) / h.denominator)).exp()
+    y_nom = int((e / (1 + e) * one).lower().floor().unique_fmpz())  # any y in [0, 1] is sound
+    x_nom = one - y_nom
+    aligned = fp.offset - (fp.offset % 2)
+    c = [0] * (fp.offset - aligned) + fp.coeffs()
+    if len(c) % 2 == 0:
+        c.append(0)  # end on a coarse point
+    evens, odds = c[0::2], c[1::2]  # odds[J] is the atom between coarse J and J + 1
+    groups = len(evens)
+    ys = [0] * (groups + 1)  # ys[J]: the fraction of odds[J - 1] in group J; none above the top
+    for j in range(1, groups):
+        below = odds[j - 1]
+        if below == 0:
+            continue
+        need = below * beta
+        have = x_nom * (odds[j] if j < len(odds) else 0) * alpha
+        # exact: ys[j] * need <= have, so the group's loss is >= its point
+        ys[j] = y_nom if y_nom * need <= have else have // need
+    out = []
+    for j in range(groups):
+        above = odds[j] if j < len(odds) else 0
+        below = odds[j - 1] if j >= 1 else 0
+        out.append((evens[j] << FRACTION_BITS) + (one - ys[j + 1]) * above + ys[j] * below >> FRACTION_BITS)
+    return FixedPoly(aligned // 2, fmpz_poly(out), fp.bits, 0)
+
+
+def coarsen(fp: FixedPoly, h: Fraction, r: int, up: bool) -> FixedPoly:
+    """fp (spacing h) on spacing r h, r a power of two: :func:`coarsen_up` in one move for the
+    upper side, :func:`coarsen_down` log2(r) times for the lower side.
+
+    Contract: as :func:`coarsen_up` ("up") or :func:`coarsen_down` (each move's)."""
+    if r < 1 or r & (r - 1):
+        raise InvalidArgument(f"r={r} must be a power of two")
+    if up:
+        return coarsen_up(fp, h, r)
+    while r > 1:
+        fp, h, r = coarsen_down(fp, h), h * 2, r // 2
+    return fp
+
+
 def fixed_power_coarsening(
     base: FixedPoly,
     n: int,
@@ -347,31 +423,32 @@ def fixed_power_coarsening(
     allowance: int = 0,
     max_product: int | None = None,
     bits_for: Callable[[int, int], int] | None = None,
+    up: bool = True,
 ) -> tuple[FixedPoly, int]:
-    """The upper side's n-th power of ``base`` (spacing h) as :func:`fixed_power`, with the partial
-    powers moved to coarser lattices as they spread: after the square that forms the power of
-    2^j steps, the spacing is doubled (:func:`coarsen_up` of the square and of the accumulated
-    product) whenever (2 R)^2 <= 2^j / coarse_from, R the current factor. Returns (power, R): the
-    power's index J is at loss J R h.
+    """The n-th power of ``base`` (spacing h) as :func:`fixed_power`, with the partial powers moved
+    to coarser lattices as they spread: after the square that forms the power of 2^j steps, the
+    spacing is doubled (:func:`coarsen` of the square and of the accumulated product: splitting
+    for the upper side, balanced groups for the lower) whenever (2 R)^2 <= 2^j / coarse_from, R
+    the current factor. Returns (power, R): the power's index J is at loss J R h.
 
     Why: the splitting adds at most (R h)^2/4 of variance per copy of the partial power, and the
     final power holds n / 2^j copies of it: with (2 R)^2 <= 2^j / coarse_from each doubling adds
     about 1/coarse_from of what the one-step lattice's own splitting adds (n copies of h^2/4),
     while every later product is 2x shorter (docs/math.md §10, "Coarsening the partial powers").
 
-    Contract: "up" only, as :func:`fixed_power`'s for the n-th power of the pair that the base
-    bounds, coarsened (a pair that dominates it).
+    Contract: as :func:`fixed_power`'s for the n-th power of the pair that the base bounds,
+    coarsened: "up", a pair that dominates it; "down", one that it dominates.
     """
     if n < 1:
         raise InvalidArgument(f"n={n} must be >= 1")
     ref = base.bits
 
     def prune(fp: FixedPoly, weight: int) -> FixedPoly:
-        return _prune(fp, True, _rescale(allowance, ref, fp.bits), weight)
+        return _prune(fp, up, _rescale(allowance, ref, fp.bits), weight)
 
     def mul(x: FixedPoly, y: FixedPoly, copies: int) -> FixedPoly:
         length = x.poly.length() + y.poly.length() - 1
-        return _mul(x, y, True, max_product, None if bits_for is None else bits_for(copies, length))
+        return _mul(x, y, up, max_product, None if bits_for is None else bits_for(copies, length))
 
     copies, level, scale = n, 0, 1
     acc: FixedPoly | None = None
@@ -384,9 +461,19 @@ def fixed_power_coarsening(
             level += 1
             cur = prune(mul(cur, cur, copies >> level), copies >> level)
             if (2 * scale) ** 2 * coarse_from <= 1 << level:
-                cur = prune(coarsen_up(cur, h * scale, 2), copies >> level)
+                cur = prune(coarsen(cur, h * scale, 2, up), copies >> level)
                 if acc is not None:
-                    acc = prune(coarsen_up(acc, h * scale, 2), 1)
+                    acc = prune(coarsen(acc, h * scale, 2, up), 1)
                 scale *= 2
     assert acc is not None
     return acc, scale
+
+
+def refine(fp: FixedPoly, r: int) -> FixedPoly:
+    """A polynomial of spacing r h written on spacing h (index J becomes r J, zeros between):
+    the same atoms, exactly.
+
+    Contract: exact (the same masses at the same losses; err, mass unchanged)."""
+    if r == 1:
+        return fp
+    return FixedPoly(fp.offset * r, fp.poly.inflate(r), fp.bits, fp.err)

@@ -26,6 +26,7 @@ from certdp.enclose.fixed import (
     fixed_power_coarsening,
     fixed_product,
     fixed_scale,
+    refine,
     to_units,
     weighted_tail,
 )
@@ -34,7 +35,7 @@ from certdp.notions.pld_lattice import LatticePmf
 
 __all__ = ["FixedComposed", "bits_for", "compose_fixed", "compose_split", "reference_units"]
 
-#: the upper side's partial powers move to a 2x coarser lattice when (2 R)^2 <= 2^j / COARSE_FROM
+#: the partial powers move to a 2x coarser lattice when (2 R)^2 <= 2^j / COARSE_FROM
 #: (certdp.enclose.fixed.fixed_power_coarsening): each move adds about 1/COARSE_FROM of the
 #: one-step lattice's own error (docs/math.md §10, "Coarsening the partial powers"); None: never
 COARSE_FROM: int | None = 64
@@ -222,11 +223,11 @@ def compose_fixed(
     parts: list[tuple[LatticePmf, int]],
     floor: Fraction,
     max_product: int | None = None,
-    coarsen: bool = True,
+    coarse: bool = True,
 ) -> FixedComposed:
     """The composition of ``steps`` runs of each lattice pmf in ``parts`` (one spacing), in fixed
-    point with the rounding direction of ``side``. ``coarsen``: the upper side of one part moves
-    its partial powers to coarser lattices (COARSE_FROM; the result's h is then a multiple of the
+    point with the rounding direction of ``side``. ``coarse``: one part moves its partial powers
+    to coarser lattices (COARSE_FROM, both sides; the result's h is then a multiple of the
     lattice's).
 
     Contract: "upper": delta_upper(eps) >= delta_n(eps) of the composed dominating lattice pair
@@ -250,9 +251,9 @@ def compose_fixed(
             raise invalid("h", pmf.lattice.h, f"must equal the first part's h={h} (one spacing per composition)")
         b0 = units(steps, len(pmf.coeffs))
         base = FixedPoly.from_units(pmf.lattice.lo, to_units(pmf.coeffs, b0, up), b0)
-        if coarsen and up and len(parts) == 1 and COARSE_FROM is not None:  # one part: it may coarsen
+        if coarse and len(parts) == 1 and COARSE_FROM is not None:  # one part: it may coarsen
             power, scale = fixed_power_coarsening(
-                base, steps, h, COARSE_FROM, _in_units(allowance, ref, b0), max_product, units
+                base, steps, h, COARSE_FROM, _in_units(allowance, ref, b0), max_product, units, up
             )
             powers.append(power)
         else:
@@ -274,7 +275,7 @@ def compose_split(
     steps: int,
     floor: Fraction,
     max_product: int | None = None,
-    coarsen: bool = True,
+    coarse: bool = True,
 ) -> FixedComposed:
     """The ``steps``-fold composition of one step whose lattice pmf is ``bulk`` (fine cells, no end
     atoms) plus ``tail`` ((index from tail_lo, mass) on the same grid) plus p_inf at +inf:
@@ -283,7 +284,7 @@ def compose_split(
     upper side at g = 1 with their mass sum_{k>=2} C(n,k) |B|^(n-k) |T|^k <= (n t)^2 e^(n t) / 2,
     t >= |T| (|B| <= 1: B + T + p_inf is a sub-probability).
 
-    ``coarsen``: as in :func:`compose_fixed`.
+    ``coarse``: as in :func:`compose_fixed`.
 
     Contract: as :func:`compose_fixed` for the pmf bulk + tail (docs/math.md §10, "Bulk and tails").
     """
@@ -305,17 +306,22 @@ def compose_split(
     if steps == 1:
         res = fixed_add(b, t)
     else:
-        if coarsen and up and COARSE_FROM is not None:
+        if coarse and COARSE_FROM is not None:
             p1, scale = fixed_power_coarsening(
-                b, steps - 1, h, COARSE_FROM, _in_units(allowance, ref, bits), max_product, units
+                b, steps - 1, h, COARSE_FROM, _in_units(allowance, ref, bits), max_product, units, up
             )
         else:
             p1 = fixed_power(b, steps - 1, up, _in_units(allowance, ref, bits), max_product, units)
         # B^n + n B^(n-1) T = B^(n-1) (B + n T): one product (two cost 0.1 s more at CIFAR-10 scale);
-        # B + n T is exact, so its product's floors are counted once, not n times; on B^(n-1)'s
-        # coarser lattice when it moved (one more splitting, of one copy)
+        # B + n T is exact, so its product's floors are counted once, not n times. When B^(n-1)
+        # moved to a coarser lattice: the upper side splits B + n T onto it (one more splitting, of
+        # one copy); the lower side writes B^(n-1) back on the fine lattice instead (exact), since
+        # one step's pmf is not smooth enough near a hard edge of the loss for balanced groups
         both = fixed_add(b, fixed_scale(t, steps))
-        both = coarsen_up(both, h, scale) if scale > 1 else both
+        if scale > 1 and up:
+            both = coarsen_up(both, h, scale)
+        elif scale > 1:
+            p1, scale = refine(p1, scale), 1
         res = fixed_mul(p1, both, up, max_product, units(1, p1.poly.length() + both.poly.length()))
         if up:  # the k >= 2 terms, counted at g = 1
             x = to_ball(steps) * to_ball(t.total()) * to_ball(2) ** -bits
