@@ -24,6 +24,7 @@ from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import (
     MAX_PLD_CELLS,
     MAX_PLD_H,
+    MAX_PLD_PRODUCT,
     MAX_PLD_SPLIT_RANGE,
     MAX_SIGMA,
     MIN_PLD_H,
@@ -247,15 +248,18 @@ def calibrate_pld(
             pair = SubsampledGaussian(qq, sigma, d_name)
             cells = COARSE_CELLS if hh > h else 0  # coarse probes only steer: refuse big lattices early
             spl = None if hh > h else _split_lattice(pair, hh, tail_bits, steer_bits, tuned)
+            # one spacing throughout and the verifier's product limit: what a certificate records is
+            # proved as `certdp verify` recomputes it, and a lattice it cannot recompute is refused
+            # here (attack review: a q = 1, 256-step refutation needed 5.1e6-coefficient products)
             if spl is not None:
-                cache[key] = LatticeBounds(pair, n, spl.bulk, floor, split=spl)
+                cache[key] = LatticeBounds(pair, n, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, coarsen=False)
             else:
                 lattice = (
                     tuned_lattice(pair, hh, tail_bits, cells)
                     if tuned
                     else lattice_for(pair, hh, tail_bits, max_cells=cells)
                 )
-                cache[key] = LatticeBounds(pair, n, lattice, floor)
+                cache[key] = LatticeBounds(pair, n, lattice, floor, MAX_PLD_PRODUCT, coarsen=False)
             while len(cache) > CACHED_LATTICES:
                 cache.popitem(last=False)
         return cache[key]

@@ -415,6 +415,21 @@ def coarsen(fp: FixedPoly, h: Fraction, r: int, up: bool) -> FixedPoly:
     return fp
 
 
+#: a partial power moves only when no coefficient holds more than 2^-SPREAD_BITS of its mass
+SPREAD_BITS = 6
+
+
+def _spread(fp: FixedPoly) -> bool:
+    """Whether no coefficient holds more than 2^-SPREAD_BITS of the total (exact integers: the
+    bit length of the largest against the total's). Why: at small q the power of 2^j steps with
+    2^j q << 1 is one spike (the steps that sampled nothing, within a cell of each other) plus
+    little else; moving it costs the splitting's full (R h)^2/4 on most of the mass and the
+    balanced groups a first-order loss (attack review: q = 1e-5, sigma = 0.5, 10^5 steps at
+    h = 2^-13 had a lower end 0.007 below the one-spacing one)."""
+    total = fp.total()
+    return total > 0 and fp.poly.height_bits() <= total.bit_length() - 1 - SPREAD_BITS
+
+
 def fixed_power_coarsening(
     base: FixedPoly,
     n: int,
@@ -429,7 +444,8 @@ def fixed_power_coarsening(
     to coarser lattices as they spread: after the square that forms the power of 2^j steps, the
     spacing is doubled (:func:`coarsen` of the square and of the accumulated product: splitting
     for the upper side, balanced groups for the lower) whenever (2 R)^2 <= 2^j / coarse_from, R
-    the current factor. Returns (power, R): the power's index J is at loss J R h.
+    the current factor, and the square is spread out (:func:`_spread`: no spike). Returns
+    (power, R): the power's index J is at loss J R h.
 
     Why: the splitting adds at most (R h)^2/4 of variance per copy of the partial power, and the
     final power holds n / 2^j copies of it: with (2 R)^2 <= 2^j / coarse_from each doubling adds
@@ -460,7 +476,7 @@ def fixed_power_coarsening(
         if n:
             level += 1
             cur = prune(mul(cur, cur, copies >> level), copies >> level)
-            if (2 * scale) ** 2 * coarse_from <= 1 << level:
+            if (2 * scale) ** 2 * coarse_from <= 1 << level and _spread(cur):
                 cur = prune(coarsen(cur, h * scale, 2, up), copies >> level)
                 if acc is not None:
                     acc = prune(coarsen(acc, h * scale, 2, up), 1)
