@@ -18,6 +18,7 @@ from fractions import Fraction
 
 from certdp.enclose import Ball, to_ball
 from certdp.errors import PrecisionExhausted, Unsupported, invalid
+from certdp.pairs.base import LossGrid
 from certdp.pairs.domain import bounded
 from certdp.pairs.loss_only import LossOnlyPair
 from certdp.pairs.params import Number
@@ -77,6 +78,20 @@ class SubsampledLaplace(LossOnlyPair):
         u = 1 / to_ball(self.scale)
         q, qc = to_ball(self.q), to_ball(1 - self.q)
         return (qc + q * (-u).exp()).log(), (qc + q * u.exp()).log()
+
+    def loss_grid(self) -> LossGrid | None:
+        """At q = 1 the two atoms are the Laplace pair's, -u and u (u = 1/b, rational): the lattice
+        accountant puts its lattice just below them (at a lattice point an atom's tail ball
+        straddles it and the bounds are vacuous: test_fixed_batch found [0.1998, 1] for delta(0)
+        of a batch of 2 out of 2 with Laplace scale 1/2, exactly 1 - e^-1). For q < 1 the atoms
+        log(1 - q + q e^{+-u}) are irrational, so no dyadic lattice point is one.
+
+        Contract: None for q < 1; for q = 1, every atom of L (either direction) is in -u + 2u Z.
+        """
+        if self.q != 1:
+            return None
+        u = 1 / self.scale
+        return LossGrid(2 * u, -u, atomic=False)
 
     def max_loss_ball(self) -> Ball:
         """Contract: contains D_inf of the chosen direction: remove, the top atom log(1 - q + q e^u);
