@@ -198,29 +198,8 @@ def fixed_power(
     ones (only tightness and speed depend on it). LimitExceeded before a product longer than
     ``max_product`` coefficients is formed.
     """
-    if n < 1:
-        raise InvalidArgument(f"n={n} must be >= 1")
-    ref = base.bits
-
-    def prune(fp: FixedPoly, weight: int) -> FixedPoly:
-        return _prune(fp, up, _rescale(allowance, ref, fp.bits), weight)
-
-    def mul(x: FixedPoly, y: FixedPoly, copies: int) -> FixedPoly:
-        length = x.poly.length() + y.poly.length() - 1
-        return _mul(x, y, up, max_product, None if bits_for is None else bits_for(copies, length))
-
-    copies, level = n, 0
-    acc: FixedPoly | None = None
-    cur = prune(base, copies)
-    while n:
-        if n & 1:
-            acc = cur if acc is None else prune(mul(acc, cur, 1), 1)
-        n >>= 1
-        if n:
-            level += 1
-            cur = prune(mul(cur, cur, copies >> level), copies >> level)
-    assert acc is not None
-    return acc
+    # the same binary powering as fixed_power_coarsening, on one spacing throughout
+    return fixed_power_coarsening(base, n, Fraction(1), None, allowance, max_product, bits_for, up)[0]
 
 
 def fixed_product(
@@ -434,7 +413,7 @@ def fixed_power_coarsening(
     base: FixedPoly,
     n: int,
     h: Fraction,
-    coarse_from: int,
+    coarse_from: int | None,
     allowance: int = 0,
     max_product: int | None = None,
     bits_for: Callable[[int, int], int] | None = None,
@@ -444,8 +423,8 @@ def fixed_power_coarsening(
     to coarser lattices as they spread: after the square that forms the power of 2^j steps, the
     spacing is doubled (:func:`coarsen` of the square and of the accumulated product: splitting
     for the upper side, balanced groups for the lower) whenever (2 R)^2 <= 2^j / coarse_from, R
-    the current factor, and the square is spread out (:func:`_spread`: no spike). Returns
-    (power, R): the power's index J is at loss J R h.
+    the current factor, and the square is spread out (:func:`_spread`: no spike); coarse_from
+    None: never (:func:`fixed_power`). Returns (power, R): the power's index J is at loss J R h.
 
     Why: the splitting adds at most (R h)^2/4 of variance per copy of the partial power, and the
     final power holds n / 2^j copies of it: with (2 R)^2 <= 2^j / coarse_from each doubling adds
@@ -476,7 +455,7 @@ def fixed_power_coarsening(
         if n:
             level += 1
             cur = prune(mul(cur, cur, copies >> level), copies >> level)
-            if (2 * scale) ** 2 * coarse_from <= 1 << level and _spread(cur):
+            if coarse_from is not None and (2 * scale) ** 2 * coarse_from <= 1 << level and _spread(cur):
                 cur = prune(coarsen(cur, h * scale, 2, up), copies >> level)
                 if acc is not None:
                     acc = prune(coarsen(acc, h * scale, 2, up), 1)
