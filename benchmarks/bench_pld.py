@@ -187,6 +187,30 @@ model gives; `python benchmarks/bench_pld.py --rows ''`, one other agent's job r
 dp_accounting 0.7427519 in 16.6 s (ratio 0.2). CIFAR-10 at (3, 1e-5): certdp 0.97171 with the
 violation at 0.9717 proved (7 fine probes, the refutation on a split lattice at 2^-15), 8.0 s;
 dp_accounting 0.9717114 in 12.2 s (ratio 0.7; it was 2.4).
+
+After the eighth pass (2026-12-05, certdp at 88d1a4e: the loss tails by Taylor models, the partial
+powers moved to coarser lattices as they spread (upper side from (2R)^2 <= 2^j/64, lower side from
+2^j/1024, spikes never); calibrations compose at one spacing as `certdp verify` does;
+`python benchmarks/bench_pld.py`, one attack-review agent running beside it):
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio |
+|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3930913, 2.3933046] | 8.9e-05 | 0.9 | 2.3932926 | 0.5 | 1.8 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8225201, 2.8227209] | 7.1e-05 | 1.3 | 2.8227308 ABOVE | 0.5 | 2.6 |
+| 0.001, 0.8, 1e5, 1e-8 | [3.5177943, 3.5180907] | 8.4e-05 | 4.7 | 3.5187811 ABOVE | 0.6 | 7.5 |
+| 0.001, 0.8, 1e6, 1e-8 | [12.4209526, 12.4220778] | 9.1e-05 | 9.0 | 12.4274965 ABOVE | 0.7 | 13.6 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993284, 2.3994924] | 6.8e-05 | 0.6 | 2.3994394 | 0.8 | 0.7 |
+| 0.004, 0.52, 2500, 1e-5 | [7.9826679, 7.9828239] | 2.0e-05 | 1.5 | 7.9827705 | 1.5 | 1.0 |
+| 0.1, 1.5, 100, 1e-5 | [3.5357132, 3.5359475] | 6.6e-05 | 0.4 | 3.5358703 | 0.7 | 0.6 |
+| 0.05, 1.0, 50, 1e-6 | [3.2013038, 3.2015580] | 7.9e-05 | 0.1 | 3.2014734 | 0.7 | 0.2 |
+| 0.001, 2.0, 1000, 1e-8 | [0.0799618, 0.0799666] | 6.1e-05 | 0.5 | 0.0801814 ABOVE | 0.02 | 23.1 |
+
+Calibrations in the same run: q = 0.01, 500 steps, (3, 1e-5): 0.74275 (violation proved) in 2.6 s
+against 17.2 s (0.2); CIFAR-10 at (3, 1e-5): 0.97171 (violation proved) in 6.6 s against 12.4 s
+(0.5). Within 2x: CIFAR-10 and the five short rows; MNIST 2.6; the long runs 7.5 and 13.6 (a
+second-order upper bound needs h ~ 2e-5 at 10^6 steps, and the one-step lattice's cells and the
+lower side's products at that h are the cost now); the small-eps row 23 (dp_accounting answers
+in 0.02 s, 0.3% above the sound upper end).
 """
 
 from __future__ import annotations
