@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose import workprec
-from certdp.enclose.fixed import FixedPoly, coarsen_down, coarsen_up, fixed_power, fixed_power_coarsening, refine
+from certdp.enclose.fixed import FixedPoly, coarsen_down, coarsen_up, fixed_power, fixed_power_coarsening
 from certdp.notions import pld_fixed
 from certdp.notions.pld import LatticeBounds, _split_for, lattice_for, resolution
 from certdp.pairs import SubsampledGaussian
@@ -103,12 +103,6 @@ def test_coarsen_down_keeps_a_flat_pmf() -> None:
     got = coarsen_down(fp, Fraction(1, 1024))
     inner = [int(c) for c in got.poly.coeffs()][2:-2]
     assert all(abs(c - 2**61) <= 2**61 >> 28 for c in inner)
-
-
-def test_refine_is_exact() -> None:
-    fp = FixedPoly(-3, FixedPoly.from_units(0, [5, 0, 7], 64).poly, 64, 9)
-    got = refine(fp, 4)
-    assert got.offset == -12 and [int(c) for c in got.poly.coeffs()] == [5, 0, 0, 0, 0, 0, 0, 0, 7] and got.err == 9
 
 
 def _brute_power(units: list[int], n: int) -> list[int]:
@@ -204,7 +198,7 @@ def test_coarsened_and_plain_compositions_agree(
         up_c, lo_c, h_c, hl_c = upper()
         monkeypatch.setattr(pld_fixed, "COARSE_FROM", None)
         up_p, lo_p, h_p, hl_p = upper()
-    assert h_c > h_p == h == hl_p and hl_c >= h  # a split's lower side ends on the fine lattice
+    assert h_c > h_p == h == hl_p and hl_c >= h  # a split's lower side stays on the fine lattice
     assert lo_c <= lo_p <= up_p and lo_c >= lo_p * (1 - Fraction(4, 10**5))
     # coarsening adds splitting (up to the fixed-point floors, which differ between the two routes)
     assert up_p * (1 - Fraction(1, 10**9)) <= up_c <= up_p * (1 + Fraction(2, 10**5))

@@ -44,7 +44,6 @@ __all__ = [
     "fixed_power_coarsening",
     "fixed_product",
     "fixed_scale",
-    "refine",
     "to_units",
     "weighted_tail",
 ]
@@ -462,13 +461,3 @@ def fixed_power_coarsening(
                 scale *= 2
     assert acc is not None
     return acc, scale
-
-
-def refine(fp: FixedPoly, r: int) -> FixedPoly:
-    """A polynomial of spacing r h written on spacing h (index J becomes r J, zeros between):
-    the same atoms, exactly.
-
-    Contract: exact (the same masses at the same losses; err, mass unchanged)."""
-    if r == 1:
-        return fp
-    return FixedPoly(fp.offset * r, fp.poly.inflate(r), fp.bits, fp.err)
