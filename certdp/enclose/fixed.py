@@ -35,7 +35,6 @@ from certdp.errors import InvalidArgument, LimitExceeded
 
 __all__ = [
     "FixedPoly",
-    "coarsen",
     "coarsen_down",
     "coarsen_up",
     "fixed_add",
@@ -379,20 +378,6 @@ def coarsen_down(fp: FixedPoly, h: Fraction) -> FixedPoly:
     return FixedPoly(aligned // 2, fmpz_poly(out), fp.bits, 0)
 
 
-def coarsen(fp: FixedPoly, h: Fraction, r: int, up: bool) -> FixedPoly:
-    """fp (spacing h) on spacing r h, r a power of two: :func:`coarsen_up` in one move for the
-    upper side, :func:`coarsen_down` log2(r) times for the lower side.
-
-    Contract: as :func:`coarsen_up` ("up") or :func:`coarsen_down` (each move's)."""
-    if r < 1 or r & (r - 1):
-        raise InvalidArgument(f"r={r} must be a power of two")
-    if up:
-        return coarsen_up(fp, h, r)
-    while r > 1:
-        fp, h, r = coarsen_down(fp, h), h * 2, r // 2
-    return fp
-
-
 #: a partial power moves only when no coefficient holds more than 2^-SPREAD_BITS of its mass
 SPREAD_BITS = 6
 
@@ -408,6 +393,11 @@ def _spread(fp: FixedPoly) -> bool:
     return total > 0 and fp.poly.height_bits() <= total.bit_length() - 1 - SPREAD_BITS
 
 
+def _move(fp: FixedPoly, h: Fraction, up: bool) -> FixedPoly:
+    """fp (spacing h) on spacing 2h: splitting (upper side) or balanced groups (lower side)."""
+    return coarsen_up(fp, h, 2) if up else coarsen_down(fp, h)
+
+
 def fixed_power_coarsening(
     base: FixedPoly,
     n: int,
@@ -420,10 +410,11 @@ def fixed_power_coarsening(
 ) -> tuple[FixedPoly, int]:
     """The n-th power of ``base`` (spacing h) as :func:`fixed_power`, with the partial powers moved
     to coarser lattices as they spread: after the square that forms the power of 2^j steps, the
-    spacing is doubled (:func:`coarsen` of the square and of the accumulated product: splitting
-    for the upper side, balanced groups for the lower) whenever (2 R)^2 <= 2^j / coarse_from, R
-    the current factor, and the square is spread out (:func:`_spread`: no spike); coarse_from
-    None: never (:func:`fixed_power`). Returns (power, R): the power's index J is at loss J R h.
+    spacing is doubled (:func:`coarsen_up` or :func:`coarsen_down` of the square and of the
+    accumulated product: splitting for the upper side, balanced groups for the lower) whenever
+    (2 R)^2 <= 2^j / coarse_from, R the current factor, and the square is spread out
+    (:func:`_spread`: no spike); coarse_from None: never (:func:`fixed_power`). Returns
+    (power, R): the power's index J is at loss J R h.
 
     Why: the splitting adds at most (R h)^2/4 of variance per copy of the partial power, and the
     final power holds n / 2^j copies of it: with (2 R)^2 <= 2^j / coarse_from each doubling adds
@@ -455,9 +446,9 @@ def fixed_power_coarsening(
             level += 1
             cur = prune(mul(cur, cur, copies >> level), copies >> level)
             if coarse_from is not None and (2 * scale) ** 2 * coarse_from <= 1 << level and _spread(cur):
-                cur = prune(coarsen(cur, h * scale, 2, up), copies >> level)
+                cur = prune(_move(cur, h * scale, up), copies >> level)
                 if acc is not None:
-                    acc = prune(coarsen(acc, h * scale, 2, up), 1)
+                    acc = prune(_move(acc, h * scale, up), 1)
                 scale *= 2
     assert acc is not None
     return acc, scale
