@@ -453,7 +453,8 @@ class LatticeBounds:
     part's cell masses are shared by the sides, and each side's product by its queries. The
     composition is ``steps`` runs of ``pair`` on ``lattice``, then those of ``others``.
 
-    ``coarsen`` (default): the upper side's partial powers move to coarser lattices as they spread
+    ``coarsen`` (default): the partial powers move to coarser lattices as they spread (the upper
+    side always, the lower side in plain one-part compositions)
     (docs/math.md §10, "Coarsening the partial powers"; certdp.notions.pld_fixed.COARSE_FROM);
     False: one spacing throughout (what `certdp verify` recomputes: at least as tight).
 
