@@ -130,11 +130,21 @@ class _Evaluator:
         pair = RandomAllocation(self.m, sigma, self.e)
         ref = adp._numeric_ref(pair)
         up, low = adp._lattices(pair, 1e-6, float(self.eps), self.dirs, 128, ref, note, halvings)
-        self.grids = (up.lat.grid, low.lat.grid)
+        assert up.lat is not None
         with workprec(128):
             hi = Enclosure.from_ball(up.delta(self.eps, self.dirs), 128).upper
-            lo = Enclosure.from_ball(low.delta(self.eps, self.dirs), 128).lower
-        return max(lo, Fraction(0)), min(hi, Fraction(1))
+            # the lower grid recorded is that of the direction with the larger lower end (the add
+            # direction's lower lattice, or the remove direction's down lattice)
+            best: tuple[Fraction, LatticeGrid] | None = None
+            for d in self.dirs:
+                lat = low.remove if d == "remove" else low.lat
+                assert lat is not None
+                value = Enclosure.from_ball(low.delta(self.eps, (d,)), 128).lower
+                if best is None or value > best[0]:
+                    best = (value, lat.grid)
+            assert best is not None
+        self.grids = (up.lat.grid, best[1])
+        return max(best[0], Fraction(0)), min(hi, Fraction(1))
 
     def decide(
         self, sigma: Fraction, delta: Fraction
@@ -375,8 +385,8 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
 
     Contract: ``claim`` is a dyadic eps <= res.epsilon with hockey_decide True on the upper-side
     lattice of res.grid at sigma (so the run is (claim, delta)-DP); ``refutation`` a dyadic eps in
-    (res.epsilon, res.epsilon + CERT_EPS_MARGIN] with hockey_decide True on the lower-side
-    lattice of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
+    (res.epsilon, res.epsilon + CERT_EPS_MARGIN] with refutation_decide True on the lower-side
+    lattices of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
     eps' <= refutation), or None with ``reason``; docs/math.md §9.8. PrecisionExhausted when the
     claim's grid does not prove the target (the calibration's lattice differs only in its
     threshold range, so this is not expected); InvalidArgument for k > 1 (no certificate kind
@@ -403,10 +413,11 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     claim = _loosened_end(claim, "<=", eps, meets)
     if res.miss_grid is None:
         return CertificateEnds(claim, None, res.miss_reason or "no violation was proved at sigma - step")
-    low = adp.certificate_lattice(RandomAllocation(res.steps, res.sigma_miss, res.epochs), res.miss_grid, "lower", eps)
+    miss_pair = RandomAllocation(res.steps, res.sigma_miss, res.epochs)
+    miss_grid = res.miss_grid
 
     def violates(x: Fraction) -> bool:
-        return adp.hockey_decide(low, x, d, dirs)[0]
+        return adp.refutation_decide(miss_pair, miss_grid, eps, x, d, dirs)[0]
 
     start = top + Fraction(1, 2**END_BITS)  # the least dyadic of this resolution above eps
     if not violates(start):

@@ -228,7 +228,8 @@ def hockey_work(
     work limits beyond those of :func:`grid_work` (which bounds the rest of the run: the same
     epoch-sum lattice as a TV bound): its epoch power is kept up to log tau = threshold +
     HOCKEY_EPS_MARGIN, about E log(1/l_min)/eta + (threshold + 1)/eta coefficients (formed about
-    2 log2(E) times), which must stay within MAX_POWER_PRODUCT and, in the memory estimate of
+    2 log2(E) times; a lower-side check may also form the down lattice's power over the whole log
+    grid, 2 E log(l_max/l_min)/eta), which must stay within MAX_POWER_PRODUCT and, in the memory estimate of
     :func:`grid_work`, within MAX_MEMORY.
 
     Contract: returns only if the float estimates are within the limits (they choose what to
@@ -238,6 +239,8 @@ def hockey_work(
 
     top = math.ceil(float(threshold + HOCKEY_EPS_MARGIN) / grid.eta) + 2
     product = 2 * (epochs * (math.ceil(-math.log(grid.l_min) / grid.eta) + 2) + top)
+    if side == "lower":  # a refutation may also build the down lattice, its power over the whole range
+        product = max(product, 2 * epochs * (math.ceil(math.log(grid.l_max / grid.l_min) / grid.eta) + 2))
     at_most(f"{where} epoch-power product 2 (E (log(1/l_min)/eta + 2) + (eps + 1)/eta + 2)", product, MAX_POWER_PRODUCT)
     points = math.ceil(grid.cap / grid.h) + math.ceil(grid.l_max * steps / grid.h)
     memory = MEMORY_BASE + MEMORY_PER_COEFF * max(largest_product(steps, sigma, grid, side), product)

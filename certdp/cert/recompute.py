@@ -124,8 +124,10 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
     """hockey-upper: random allocation is (end, delta)-DP iff every direction is, so each
     direction's delta_upper(end) must be <= delta; hockey-lower: eps(delta) > end as soon as one
     direction's delta_lower(end) > delta. Both on the recorded grid's lattice kept up to the
-    threshold + 1 (allocation_dp.certificate_lattice), which bounds only ends up to there."""
-    from certdp.notions.allocation_dp import CERT_EPS_MARGIN, certificate_lattice, hockey_decide
+    threshold + 1 (allocation_dp.certificate_lattice), which bounds only ends up to there; a
+    refutation may also be proved by the remove direction's down lattice on the same grid
+    (allocation_dp.refutation_decide)."""
+    from certdp.notions.allocation_dp import CERT_EPS_MARGIN, certificate_lattice, hockey_decide, refutation_decide
     from certdp.notions.tv_certified import LatticeGrid
     from certdp.pairs import RandomAllocation
 
@@ -134,9 +136,12 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
         return EndProof("false", f"the recorded end is beyond threshold + {CERT_EPS_MARGIN}, the lattice's range")
     params, side = check.mechanism.params, "upper" if check.method == "hockey-upper" else "lower"
     pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
-    lat = certificate_lattice(pair, LatticeGrid(**check.grid, prec=check.prec_bits), side, check.threshold)
+    grid = LatticeGrid(**check.grid, prec=check.prec_bits)
     dirs = ("remove", "add") if params["direction"] == "both" else (params["direction"],)
-    holds, shown = hockey_decide(lat, end, check.delta, dirs)
+    if side == "upper":
+        holds, shown = hockey_decide(certificate_lattice(pair, grid, side, check.threshold), end, check.delta, dirs)
+    else:  # the lower lattice, then the remove direction's down lattice (writer and verifier alike)
+        holds, shown = refutation_decide(pair, grid, check.threshold, end, check.delta, dirs)
     if holds:
         return EndProof("proved", f"{shown} at the recorded {side}")
     return EndProof("false", f"{shown} at the recorded {side}")

@@ -23,6 +23,7 @@ from certdp.enclose.context import current_prec, workprec
 from certdp.enclose.integrate import abs_pow, integrate_real, log1p_ratio
 from certdp.enclose.lattice import (
     coarsen_group,
+    coarsen_group_down,
     coarsen_spread,
     coarsened_powering,
     power_multires,
@@ -73,6 +74,7 @@ __all__ = [
     "certainly_lt",
     "certify_positive",
     "coarsen_group",
+    "coarsen_group_down",
     "coarsen_spread",
     "coarsened_powering",
     "current_prec",

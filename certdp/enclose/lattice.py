@@ -170,6 +170,28 @@ def coarsen_group(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
     return first, out
 
 
+def _reflect(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
+    """The masses at -(offset + i): the lattice mirrored about 0 (exact)."""
+    return -(offset + len(coeffs) - 1), coeffs[::-1]
+
+
+def coarsen_group_down(offset: int, coeffs: list[arb]) -> tuple[int, list[arb]]:
+    """:func:`coarsen_group` of the mirrored lattice, mirrored back: spacing H -> 2H by grouping
+    atoms into cells whose mean is >= the cell's point 2kH (cell k = {a part of atom 2k-1, atom
+    2k, what is left of atom 2k+1}, the part below never outweighing the part above).
+
+    Contract: the result is the distribution of a point u(C) <= E[X | C] for a partition C of the
+    outcomes (splitting an atom between cells is an independent randomisation): by Jensen, E g
+    only decreases for convex g (and more so after lowering to u, for nondecreasing g). Masses
+    are lower-rounded where they are split (never created). Used by the lower bound of the remove
+    direction of random allocation (docs/math.md §9.8, "The remove direction's lower bound").
+    """
+    if not coeffs:
+        return offset // 2, []
+    off, out = coarsen_group(*_reflect(offset, coeffs))
+    return _reflect(off, out)
+
+
 def power_multires(
     coeffs: Sequence[arb],
     n: int,
@@ -178,6 +200,7 @@ def power_multires(
     doublings: Callable[[int], int],
     spread: bool,
     max_product: int | None = None,
+    down: bool = False,
 ) -> tuple[int, list[arb], arb, int]:
     """(offset, c, dropped, d): c[i] encloses the mass at (offset + i) 2^d of a lattice sum of n
     i.i.d. copies of ``coeffs`` (masses at 0, 1, 2, ...), with partial sums coarsened on the way.
@@ -189,6 +212,8 @@ def power_multires(
     masses below ``floor`` at either end are pruned and counted in ``dropped``.
     Contract: for every concave g, E g(sum) under the returned sub-measure is <= (spread) or >=
     (group, up to the truncated and pruned mass) E g under the exact sum on the original lattice;
+    with ``down`` (and not ``spread``) the groups are :func:`coarsen_group_down`'s, and E g is
+    <= that under the exact sum for every convex nondecreasing g >= 0 (mass is only lost);
     ``dropped`` bounds the pruned mass (as in :func:`power_pruned`: a prune of the partial sum
     at level j is weighted by floor(n/2^j), one of the accumulated result by 1). Proof: the
     docstrings of the two coarsening maps; each applies to one summand group and the others are
@@ -196,7 +221,7 @@ def power_multires(
     """
     if n < 1:
         raise InvalidArgument(f"n={n} must be >= 1")
-    coarsen = coarsen_spread if spread else coarsen_group
+    coarsen = coarsen_spread if spread else coarsen_group_down if down else coarsen_group
     dropped = [arb(0)]
 
     def lim(d: int) -> int:
@@ -272,6 +297,19 @@ def _halve_up(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
     return (offset + 1) // 2, arb_poly(c[1::2]) + arb_poly(c[0::2])
 
 
+def _halve_down(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
+    """Spacing H -> 2H by rounding down: the cell {2k, 2k+1} goes to the point 2k, which is <=
+    every point of the cell (:func:`_halve_up` of the mirrored lattice), so E g only decreases for
+    nondecreasing g. Exact (additions of the masses only)."""
+    c = poly.coeffs()
+    if not c:
+        return offset // 2, arb_poly([])
+    r_off, r_c = _reflect(offset, c)
+    off, p = _halve_up(r_off, arb_poly(r_c))
+    o2, c2 = _reflect(off, p.coeffs())
+    return o2, arb_poly(c2)
+
+
 def _add_shifted(a: tuple[int, arb_poly], b: tuple[int, arb_poly]) -> tuple[int, arb_poly]:
     """Sum of two offset polynomials on the same lattice."""
     (oa, pa), (ob, pb) = a, b
@@ -335,6 +373,7 @@ def power_two_scale(
     spread: bool,
     gap: int,
     split: Callable[[int], float],
+    down: bool = False,
 ) -> tuple[int, list[arb], arb, int]:
     """:func:`power_multires` with each partial sum held in two parts: a fine part (spacing 2^d)
     below ``split(k)`` (k = copies summed) and a coarse part (spacing 2^(d + gap)) for the rare
@@ -352,14 +391,16 @@ def power_two_scale(
 
     Contract: for every concave nondecreasing g, E g(sum) under the returned sub-measure is <=
     (spread) or >= (up to the truncated and pruned mass) E g under the exact sum; ``dropped``
-    bounds the pruned mass. ``split`` and ``gap`` only change tightness and speed.
+    bounds the pruned mass. ``down`` (not ``spread``): the moves are :func:`coarsen_group_down`
+    and :func:`_halve_down` (rounding down), and E g is <= that under the exact sum for every
+    convex nondecreasing g >= 0. ``split`` and ``gap`` only change tightness and speed.
     """
     if n < 1:
         raise InvalidArgument(f"n={n} must be >= 1")
     if gap < 1:
         raise InvalidArgument(f"gap={gap} must be >= 1")
-    fine_halve = coarsen_spread if spread else coarsen_group
-    coarse_halve = _halve_spread if spread else _halve_up
+    fine_halve = coarsen_spread if spread else coarsen_group_down if down else coarsen_group
+    coarse_halve = _halve_spread if spread else _halve_down if down else _halve_up
     dropped = [arb(0)]
 
     def lim(d: int) -> int:

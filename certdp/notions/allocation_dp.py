@@ -86,6 +86,10 @@ MAX_MEMORY = 3 << 29
 MEMORY_BASE, MEMORY_PER_COEFF, MEMORY_PER_POINT = 64 << 20, 600, 80
 #: Renyi orders of the RDP bound that starts the eps search (its value only sets the first range)
 START_ORDERS = [2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 128, 256]
+#: the down lattice (remove direction, lower side) reaches at most this many times beyond the
+#: range the threshold needs: its top lowers the tail above it, which the remove direction's
+#: E_Q (Lambda - c)_+ reads in full (M = 1, sigma = 1, delta = 1e-8: 4.0x restores the width)
+DOWN_REACH = 8
 #: smallest lower end of the log grid (the add direction at large eps reaches e^-eps)
 MIN_L_MIN = 2.0**-40
 
@@ -143,6 +147,70 @@ def hockey_lattice(
             pb.append(acc_b)
             pbg.append(acc_bg)
         return HockeyLattice(side, k0, j_need, pb, pbg, kept, dropped, grid, time.perf_counter() - start)
+
+
+@dataclass(frozen=True)
+class RemoveLowerLattice:
+    """The E-fold log-grid law of Lambda from the ``down`` side of tv_certified's lattice (every
+    value lowered to a point at or below a conditional mean), kept over its whole range:
+    ``suffix_b[i]`` and ``suffix_bg[i]`` enclose sum_{n>=i} b_{k0+n} and
+    sum_{n>=i} b_{k0+n} e^{(k0+n) eta}."""
+
+    k0: int
+    suffix_b: list[Ball]
+    suffix_bg: list[Ball]
+    grid: LatticeGrid
+    seconds: float
+
+
+def remove_lower_lattice(
+    pair: RandomAllocation, grid: LatticeGrid, progress: Progress | None = None
+) -> RemoveLowerLattice:
+    """The lattice of the remove direction's lower bound (docs/math.md §9.8, "The remove
+    direction's lower bound").
+
+    Contract: for every eps >= 0, :func:`remove_delta_lower` on the result is <= delta_{P||Q}(eps)
+    of ``pair``: the sum over the product of the down-side epoch masses of (e^{k eta} - e^eps)_+,
+    a lower bound of E_Q (Lambda - e^eps)_+ because x -> (x - c)_+ is convex and nondecreasing in
+    each epoch ratio (Jensen for each post-processing, monotonicity for each lowering, and every
+    dropped term is >= 0).
+    """
+    start = time.perf_counter()
+    with workprec(grid.prec):
+        j_lo, r = epoch_grid_masses(pair, grid, "down", progress)
+        e = pair.epochs
+        if not r:
+            return RemoveLowerLattice(0, [], [], grid, time.perf_counter() - start)
+        # the whole product (indices add exactly; pruning drops mass, which lowers the bound)
+        off, b, _, _ = power_multires(r, e, e * (len(r) - 1), PRUNE_FLOOR, lambda j: 0, spread=True)
+        k0 = e * j_lo + off
+        sb: list[Ball] = []
+        sbg: list[Ball] = []
+        acc_b, acc_bg = to_ball(0), to_ball(0)
+        step = (-to_ball(grid.eta)).exp()
+        g = to_ball((k0 + len(b) - 1) * Fraction(grid.eta)).exp()
+        for mass in reversed(b):  # suffix sums from the top: no cancellation of large prefix sums
+            acc_b += mass
+            acc_bg += mass * g
+            g *= step
+            sb.append(acc_b)
+            sbg.append(acc_bg)
+        sb.reverse()
+        sbg.reverse()
+        return RemoveLowerLattice(k0, sb, sbg, grid, time.perf_counter() - start)
+
+
+def remove_delta_lower(lat: RemoveLowerLattice, eps: Fraction) -> Ball:
+    """Contract: a ball whose lower end is <= delta_{P||Q}(eps) (remove direction; docs/math.md
+    §9.8): sum_{k eta > eps} b_k (e^{k eta} - e^eps) over the lattice, at least 0."""
+    with workprec(lat.grid.prec):
+        # k eta > eps exactly for k > floor(eps / eta) (eta dyadic, eps rational); other terms are 0
+        first = math.floor(eps / Fraction(lat.grid.eta)) + 1
+        idx = max(first - lat.k0, 0)
+        if idx >= len(lat.suffix_b):
+            return to_ball(0)
+        c = to_ball(eps).exp()
+        return (lat.suffix_bg[idx] - c * lat.suffix_b[idx]).max(to_ball(0))
 
 
 def f_bound(lat: HockeyLattice, log_tau: Fraction) -> Ball:
@@ -216,6 +284,36 @@ def hockey_decide(lat: HockeyLattice, eps: Fraction, delta: Fraction, directions
     if lat.side == "upper":
         return True, f"{', '.join(shown)}: <= delta"
     return False, f"{', '.join(shown)}: none is > delta"
+
+
+def refutation_decide(
+    pair: RandomAllocation,
+    grid: LatticeGrid,
+    threshold: Fraction,
+    eps: Fraction,
+    delta: Fraction,
+    directions: tuple[str, ...],
+) -> tuple[bool, str]:
+    """Whether the lower side on ``grid`` proves delta(eps) > delta in one of ``directions``, and
+    what it computed: first the lower lattice of :func:`certificate_lattice` in every direction
+    (what certificates written before the down lattice recorded), then, if the remove direction is
+    asked for and nothing is proved yet, :func:`remove_lower_lattice` on the same grid. Writer
+    and verifier both call this, so they build the same lattices.
+
+    Contract: True only if delta_lower(eps) > delta is proved in one direction by a certified lower
+    bound (then eps(delta) > eps); docs/math.md §9.8.
+    """
+    holds, shown = hockey_decide(certificate_lattice(pair, grid, "lower", threshold), eps, delta, directions)
+    if holds or "remove" not in directions:
+        return holds, shown
+    lat = remove_lower_lattice(pair, grid)
+    with workprec(grid.prec):
+        ball = remove_delta_lower(lat, eps)
+        enc = Enclosure.from_ball(ball, grid.prec)
+        text = f"{shown}; down lattice: delta_lower {enc.lower_str()} (remove)"
+        if bool(ball > to_ball(delta)):
+            return True, f"{text} is > delta"
+    return False, f"{text}: not > delta"
 
 
 def _directions(direction: str) -> tuple[str, ...]:
@@ -315,6 +413,15 @@ def _quantiles(m: int, t: float, e: int, eps: float, slack: float) -> tuple[floa
     return q_low, x
 
 
+def _first_moment_quantile(m: int, t: float, slack: float) -> float:
+    """x with E_Q[L; L > x] about slack / 100 for one epoch's ratio L (one large step value
+    dominates: E[L; L > x] ~ E[Y; Y > M (x - 1)] = Phi(-(log(M (x - 1)) - t^2/2)/t)). The down
+    lattice lowers L above its top to the top, which loses E[L - top; L > top] of the remove
+    direction's delta; a float heuristic (the range never affects soundness)."""
+    z = -float(ndtri(min(max(slack / 100, 1e-300), 0.25)))
+    return 1 + math.exp(min(t * t / 2 + t * z, 700.0)) / m
+
+
 def hockey_grid(
     pair: RandomAllocation,
     slack: float,
@@ -338,7 +445,7 @@ def hockey_grid(
     Contract: a valid LatticeGrid; LimitExceeded when its epoch sum would exceed MAX_SUM_ATOMS atoms
     or its run MAX_MEMORY bytes (estimates).
     """
-    g = auto_grid(pair, slack, prec, ref=ref, side=side)
+    g = auto_grid(pair, slack, prec, ref=ref, side="upper" if side == "upper" else "lower")
     h2 = g.h / 2**halvings  # a negative count coarsens (powers of two: exact in floats)
     g = replace(g, h=h2, eta=g.eta / 2**halvings, cap=h2 * math.ceil(g.cap / h2))
     m, e = pair.steps, pair.epochs
@@ -348,6 +455,10 @@ def hockey_grid(
     q_low, q_high = _quantiles(m, t, e, eps_max, slack)
     if "remove" in directions:
         l_max = max(l_max, min(math.exp(min(eps_max + spread, 700.0)) * 1.01, q_high))
+        if side == "down":  # E_Q (Lambda - c)_+ reads the whole tail above c, not only its mass
+            # (at most DOWN_REACH times the threshold's range, and within half the atom limit)
+            reach = min(_first_moment_quantile(m, t, slack), DOWN_REACH * l_max, MAX_SUM_ATOMS * g.h / (2 * m))
+            l_max = max(l_max, reach)
         cap = max(cap, m * l_max)
     if "add" in directions:
         l_min = min(l_min, math.exp(-eps_max - spread) * 0.99)
@@ -383,16 +494,32 @@ def _check_memory(pair: RandomAllocation, grid: LatticeGrid, side: str, eps_max:
 
 @dataclass
 class _Side:
-    """Lattices of one side for the directions asked for (one lattice serves both directions)."""
+    """Lattices of one side for the directions asked for: one lattice serves both directions,
+    except the lower side's remove direction, which has its own (``remove``)."""
 
-    lat: HockeyLattice
+    lat: HockeyLattice | None
+    remove: RemoveLowerLattice | None = None
+
+    @property
+    def prec(self) -> int:
+        """Contract: the working precision of the side's lattices (they share one grid)."""
+        lat = self.lat if self.lat is not None else self.remove
+        assert lat is not None
+        return lat.grid.prec
 
     def delta(self, eps: Fraction, directions: tuple[str, ...]) -> Ball:
-        vals = [delta_side(self.lat, eps, d) for d in directions]
+        vals = [
+            remove_delta_lower(self.remove, eps) if (d == "remove" and self.remove is not None) else self._other(eps, d)
+            for d in directions
+        ]
         out = vals[0]
         for x in vals[1:]:
             out = out.max(x)
         return out
+
+    def _other(self, eps: Fraction, direction: str) -> Ball:
+        assert self.lat is not None
+        return delta_side(self.lat, eps, direction)
 
 
 def _lattices(
@@ -406,11 +533,19 @@ def _lattices(
     halvings: int = 0,
 ) -> tuple[_Side, _Side]:
     log_max = Fraction(max(eps_max, 0.0))
-    sides = []
-    for side in ("upper", "lower"):
-        grid = hockey_grid(pair, slack, eps_max, directions, side, prec, ref, halvings)
-        sides.append(_Side(hockey_lattice(pair, grid, side, log_max + 1, progress)))
-    return sides[0], sides[1]
+    grid = hockey_grid(pair, slack, eps_max, directions, "upper", prec, ref, halvings)
+    up = _Side(hockey_lattice(pair, grid, "upper", log_max + 1, progress))
+    # the lower side: the add direction on the lower lattice; the remove direction on the down
+    # lattice, whose error is relative to delta (the lower lattice's form 1 - c + F carries the
+    # absolute first-order bias of its rounding up: docs/math.md §9.8)
+    lat = remove = None
+    if "add" in directions:
+        grid = hockey_grid(pair, slack, eps_max, ("add",), "lower", prec, ref, halvings)
+        lat = hockey_lattice(pair, grid, "lower", log_max + 1, progress)
+    if "remove" in directions:
+        grid = hockey_grid(pair, slack, eps_max, ("remove",), "down", prec, ref, halvings)
+        remove = remove_lower_lattice(pair, grid, progress)
+    return up, _Side(lat, remove)
 
 
 def _numeric_ref(pair: RandomAllocation) -> object:
@@ -555,12 +690,12 @@ def _search_eps(side: _Side, delta: Fraction, dirs: tuple[str, ...], lo: float, 
 
 
 def _certified_upper(side: _Side, delta: Fraction, dirs: tuple[str, ...], eps: Fraction) -> bool:
-    with workprec(side.lat.grid.prec):
+    with workprec(side.prec):
         return bool(side.delta(eps, dirs).upper() <= to_ball(delta))
 
 
 def _certified_lower(side: _Side, delta: Fraction, dirs: tuple[str, ...], eps: Fraction) -> bool:
-    with workprec(side.lat.grid.prec):
+    with workprec(side.prec):
         return bool(side.delta(eps, dirs).lower() > to_ball(delta))
 
 

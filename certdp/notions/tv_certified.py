@@ -272,12 +272,20 @@ def _step_masses_upper2(t: Ball, tf: float, grid: LatticeGrid, tick: Tick = _no_
 
 
 def _centred_boundaries(
-    t: float, h: float, cap: float, tail_k: float = 0.0, margin: float = 1e-13, tick: Tick = _no_tick
+    t: float,
+    h: float,
+    cap: float,
+    tail_k: float = 0.0,
+    margin: float = 1e-13,
+    tick: Tick = _no_tick,
+    above: bool = False,
 ) -> tuple[list[float], list[bool], list[int]]:
     """Float heuristic for step (i) of the lower bound: cell right ends b, whether each cell was
     centred on its lattice point u = kh (E[Y | cell] ~ u), and k. Consecutive k differ by 1, or by
     :func:`_cell_steps` in the upper tail when tail_k > 0 (scheme 2). Cells of mass < 1e-11 are
-    not centred: b = (k - 1/2)h below the bulk, b = kh above it (assigned to u = kh >= b)."""
+    not centred: b = (k - 1/2)h below the bulk, b = kh above it (assigned to u = kh >= b).
+    ``above``: each centred cell aims just ABOVE u (E[Y | cell] >= u; the remove direction's
+    lower bound, :func:`_step_masses_down`)."""
     k_max = round(cap / h)
     ends: list[float] = []
     centred: list[bool] = []
@@ -314,7 +322,9 @@ def _centred_boundaries(
             mass = float(cell_mass[k - 1])
         else:
             mass = fg(u + w / 2, -1.0)[0] - fg(max(u - w / 2, 0.0), -1.0)[0]
-        if not mass > 1e-11 or a >= u:
+        # the lower side leaves cells of tiny mass uncentred (rounded up: TV cannot see them); the
+        # down side centres them too, since the remove direction's delta at small delta lives there
+        if not mass > (1e-280 if above else 1e-11) or a >= u:
             b = max(u if seen_bulk else u - h / 2, a)
             ends.append(b)
             centred.append(False)
@@ -325,7 +335,8 @@ def _centred_boundaries(
         fa, ga = fg(a, sign)
         # aim below u by more than the float error of the cell mean (about 1e-14 u |tail| / mass),
         # so that Arb certifies E[Y | cell] <= u; the bias this costs is about mass * margin
-        c = u - (2e-7 * h + margin * u * max(abs(fa), abs(ga)) / mass)
+        aim = 2e-7 * h + margin * u * max(abs(fa), abs(ga)) / mass
+        c = u + aim if above else u - aim
         b = max(a + h, u + w / 2)
         for _ in range(30):
             fb, gb = fg(b, sign)
@@ -406,6 +417,43 @@ def _step_masses_lower(
     return p
 
 
+def _step_masses_down(
+    t: Ball, tf: float, h: float, cap: float, tail_k: float = 0.0, top: int | None = None, tick: Tick = _no_tick
+) -> list[Ball]:
+    """Step (i) of the remove direction's lower bound (docs/math.md §9.8, "The remove direction's
+    lower bound"): the cells of :func:`_centred_boundaries` aimed just above their points, each
+    certified in Arb to have E[Y | cell] >= u (its mass at u), else put at the lattice point
+    floor(a/h) h <= a, the cell's left end (every point of the cell is above it); the mass above
+    the last cell is put at the last right end rounded down. Every value is thus lowered to a
+    point at or below a conditional mean, and a point beyond ``top`` is lowered to ``top``.
+
+    Contract: p[k] encloses the Q-mass put at kh by a post-processing of Y (cells) followed by a
+    lowering to a point <= the conditional mean of each outcome; p sums to the total mass (none
+    is dropped)."""
+    ends, centred, us = _centred_boundaries(tf, h, cap, tail_k, 1e-13, lambda x: tick(x / 2), above=True)
+    k_top = round(cap / h) + 1
+    p = [to_ball(0) for _ in range(k_top + 1)]
+    f_prev, g_prev = to_ball(0), to_ball(0)
+    a = 0.0
+    limit = len(p) - 1 if top is None else min(len(p) - 1, top)
+
+    def put(j: int, m: Ball) -> None:
+        p[min(max(j, 0), limit)] += m
+
+    for n, (k, b, ok) in enumerate(zip(us, ends, centred, strict=True)):
+        if not (n + 1) % TICK_EVERY:
+            tick(0.5 + n / (2 * len(us)))
+        f, g = _cdfs(b, t)
+        m, mu = f - f_prev, g - g_prev
+        if ok and (mu >= to_ball(k * h) * m):
+            put(k, m)
+        else:  # always valid: every point of (a, b] is >= a >= floor(a / h) h
+            put(math.floor(a / h), m)
+        f_prev, g_prev, a = f, g, b
+    put(math.floor(a / h), 1 - f_prev)  # Y > a: lowered to a point <= a
+    return p
+
+
 def _doublings(beta: float) -> Callable[[int], int]:
     """Schedule of power_multires: the partial sum of 2^j steps gets spacing h 2^{c_j} with
     c_j = floor(log2(sqrt((2/3) beta 2^j))). Coarsening it adds at most (spacing^2/4) per copy and
@@ -475,16 +523,19 @@ def _epoch_sum(
             side == "upper",
             gap,
             _ticking(split, tick, calls),
+            down=side == "down",
         )
     elif grid.coarsen > 0:
         doublings = _ticking(_doublings(grid.coarsen), tick, calls)
-        off, s, dropped, d = power_multires(p, m, top, PRUNE_FLOOR, doublings, side == "upper")
+        off, s, dropped, d = power_multires(p, m, top, PRUNE_FLOOR, doublings, side == "upper", down=side == "down")
     else:  # power_pruned(p, m, top + 1, PRUNE_FLOOR), with a tick between the products
         off, s, dropped, _ = power_multires(p, m, top, PRUNE_FLOOR, _ticking(lambda j: 0, tick, calls), spread=True)
         d = 0  # lost mass is counted via the kept total
     big_h = h * 2**d
     i_max = top >> d
-    if grid.scheme >= 2 and side == "upper":
+    if (grid.scheme >= 2 and side == "upper") or side == "down":
+        # the mass above the top: lowered to the top atom (upper side: it lowers Lambda pointwise;
+        # down side: a lowering, and its lower end is <= the true mass, the rest being dropped)
         total = to_ball(0)
         for x in p:
             total += x
@@ -497,7 +548,7 @@ def _epoch_sum(
         s = s + [to_ball(0)] * (i_max + 1 - off - len(s))
         if above > 0:
             s[-1] += above
-    if grid.scheme >= 2:  # every atom is kept: the log-grid steps place those below l_min too
+    if grid.scheme >= 2 or side == "down":  # every atom is kept: the log-grid steps place those below l_min too
         return off, s, big_h
     i_min = math.ceil(grid.l_min * m / big_h)
     if off > i_min:  # everything below off was pruned: start there
@@ -611,6 +662,59 @@ def _log_grid_lower(
     return j_lo, r
 
 
+def _log_grid_down(
+    i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None, tick: Tick = _no_tick
+) -> tuple[int, list[Ball]]:
+    """Step (iii) of the remove direction's lower bound: :func:`_log_grid_lower` mirrored. Atoms
+    are swept from the top down into groups whose mean of S/M is certified >= e^{j eta} (a
+    group takes atoms while sum w (v - g_j) >= 0, and a fraction of the first atom that would
+    break it); what is left below the lowest grid point, max(l_min, lowest atom), is dropped.
+
+    Contract: r[i] is the Q-mass of the outcomes of a post-processing of S/M whose conditional
+    mean is >= e^{(j_lo + i) eta}, restricted to kept outcomes (docs/math.md §9.8)."""
+    if not s:
+        return 0, []
+    values = [(i_min + n) * h / m for n in range(len(s))]
+    floor_v = values[0] if l_min is None else max(values[0], l_min)
+    j_lo = math.floor(math.log(max(floor_v, 1e-300)) / eta)
+    j_hi = max(math.floor(math.log(max(values[-1], 1e-300)) / eta), j_lo)
+    g = _grid_points(eta, j_lo, j_hi)
+    r = [to_ball(0) for _ in g]
+    hm = to_ball(h) / m
+    n = len(s) - 1
+    rest = s[n]  # unassigned mass of atom n
+    for idx in range(len(g) - 1, -1, -1):
+        if not (len(g) - idx) % TICK_EVERY:
+            tick(1 - n / len(s))
+        gj = g[idx]
+        w_sum, d_sum = to_ball(0), to_ball(0)  # group mean >= g_j iff d_sum = sum w (v - g_j) >= 0
+        while n >= 0:
+            v = (i_min + n) * hm
+            d = rest * (v - gj)
+            if (d_sum + d) >= 0:
+                w_sum += rest
+                d_sum += d
+                n -= 1
+                rest = s[n] if n >= 0 else to_ball(0)
+                continue
+            # take a fraction phi of the atom so that d_sum + phi * rest (v - g_j) >= 0, certified
+            if v < gj and d_sum >= 0:
+                phi = (d_sum / (rest * (gj - v))).lower()
+                phi = phi * (1 - to_ball(2) ** -40)  # strictly inside: keeps the group certified
+                if phi > 0:
+                    taken = rest * phi
+                    w_sum += taken
+                    d_sum += taken * (v - gj)
+                    rest = rest - taken
+            break
+        if not (d_sum >= 0):
+            raise PrecisionExhausted("lower bound: a group mean is not certified above its grid point")
+        r[idx] += w_sum
+        if n < 0:
+            break
+    return j_lo, r
+
+
 def _combine(j_lo: int, r: list[Ball], e: int, eta: float, tick: Tick = _no_tick) -> tuple[Ball, Ball, Ball]:
     """Step (iv): (A_low, A_up, kept) with A = sum_{k<0} b_k (1 - e^{k eta}), b = r^E: A_low
     sums the unpruned coefficients, A_up adds the pruned mass (each term is <= b_k); kept = (sum r)^E."""
@@ -644,10 +748,14 @@ def epoch_grid_masses(
     g >= 0, E_Q g(L_1, ..., L_E) >= sum over the E-fold product of r of g at the grid points
     (mass outside r is lost; it includes, for schemes 2 and 3, the part split onto L = 0);
     side="lower": r is the law of grid values g(o_e) >= E_Q[L_e | o_e] of a post-processing of
-    one epoch, restricted to kept outcomes. Proof: module docstring (docs/math.md §9.6-9.7).
+    one epoch, restricted to kept outcomes; side="down": for every g >= 0 convex and
+    nondecreasing in each epoch factor, E_Q g(L_1, ..., L_E) >= the sum over the E-fold product of
+    r of g at the grid points (values lowered to points at or below conditional means of
+    post-processings, and pointwise; mass is only dropped). Proof: module docstring (docs/math.md
+    §9.6-9.8).
     """
-    if side not in ("upper", "lower"):
-        raise InvalidArgument(f"side={side} must be upper or lower")
+    if side not in ("upper", "lower", "down"):
+        raise InvalidArgument(f"side={side} must be upper, lower or down")
     if grid.l_max * pair.steps / grid.h > MAX_POINTS:
         raise invalid("l_max", grid.l_max, f"gives more than {MAX_POINTS} epoch-sum atoms l_max M/h at M={pair.steps}")
     note = progress or (lambda what, frac: None)
@@ -661,6 +769,9 @@ def epoch_grid_masses(
             p = _step_masses_upper(t, grid.h, grid.cap, tick)
         else:
             p = _step_masses_upper2(t, tf, grid, tick)
+    elif side == "down":
+        top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
+        p = _step_masses_down(t, tf, grid.h, grid.cap, grid.tail_k if grid.scheme >= 2 else 0.0, top, tick)
     else:
         top = math.floor(grid.l_max * pair.steps / grid.h)  # as in _epoch_sum
         tail_k = grid.tail_k if grid.scheme >= 2 else 0.0
@@ -672,6 +783,8 @@ def epoch_grid_masses(
     l_min = None if grid.scheme == 1 else grid.l_min  # scheme 1: bit for bit as written
     if side == "upper":
         return _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
+    if side == "down":
+        return _log_grid_down(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
     return _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
 
 
