@@ -532,12 +532,39 @@ def _lattices(
     progress: Progress | None,
     halvings: int = 0,
 ) -> tuple[_Side, _Side]:
+    up = _upper_side(pair, slack, eps_max, directions, prec, ref, progress, halvings)
+    return up, _lower_side(pair, slack, eps_max, directions, prec, ref, progress, halvings)
+
+
+def _upper_side(
+    pair: RandomAllocation,
+    slack: float,
+    eps_max: float,
+    directions: tuple[str, ...],
+    prec: int,
+    ref: object,
+    progress: Progress | None,
+    halvings: int = 0,
+) -> _Side:
     log_max = Fraction(max(eps_max, 0.0))
     grid = hockey_grid(pair, slack, eps_max, directions, "upper", prec, ref, halvings)
-    up = _Side(hockey_lattice(pair, grid, "upper", log_max + 1, progress))
-    # the lower side: the add direction on the lower lattice; the remove direction on the down
-    # lattice, whose error is relative to delta (the lower lattice's form 1 - c + F carries the
-    # absolute first-order bias of its rounding up: docs/math.md §9.8)
+    return _Side(hockey_lattice(pair, grid, "upper", log_max + 1, progress))
+
+
+def _lower_side(
+    pair: RandomAllocation,
+    slack: float,
+    eps_max: float,
+    directions: tuple[str, ...],
+    prec: int,
+    ref: object,
+    progress: Progress | None,
+    halvings: int = 0,
+) -> _Side:
+    """The lower side: the add direction on the lower lattice; the remove direction on the down
+    lattice, whose error is relative to delta (the lower lattice's form 1 - c + F carries the
+    absolute first-order bias of its rounding up: docs/math.md §9.8)."""
+    log_max = Fraction(max(eps_max, 0.0))
     lat = remove = None
     if "add" in directions:
         grid = hockey_grid(pair, slack, eps_max, ("add",), "lower", prec, ref, halvings)
@@ -545,7 +572,7 @@ def _lattices(
     if "remove" in directions:
         grid = hockey_grid(pair, slack, eps_max, ("remove",), "down", prec, ref, halvings)
         remove = remove_lower_lattice(pair, grid, progress)
-    return up, _Side(lat, remove)
+    return _Side(lat, remove)
 
 
 def _numeric_ref(pair: RandomAllocation) -> object:
@@ -689,6 +716,12 @@ def _search_eps(side: _Side, delta: Fraction, dirs: tuple[str, ...], lo: float, 
     return b if want == "upper" else a
 
 
+def _upper_mid(side: _Side, eps: Fraction, direction: str) -> float:
+    """A float of delta_upper(eps) in one direction: only chooses which lower lattice to build."""
+    with workprec(side.prec):
+        return float(side.delta(eps, (direction,)).mid())
+
+
 def _certified_upper(side: _Side, delta: Fraction, dirs: tuple[str, ...], eps: Fraction) -> bool:
     with workprec(side.prec):
         return bool(side.delta(eps, dirs).upper() <= to_ball(delta))
@@ -756,7 +789,7 @@ def allocation_eps_bounds(
     halvings = FIRST_HALVINGS
     while attempt <= MAX_REFINES:
         try:
-            up, low = _lattices(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
+            up = _upper_side(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
         except LimitExceeded as exc:
             if best_hi >= 0:  # a refinement beyond the limits: the bounds proved so far
                 raise _not_reached(
@@ -780,9 +813,19 @@ def allocation_eps_bounds(
             eps_max = min(2 * eps_max + 1, float(MAX_EPS))  # the range was too short: widen it, same slack
             continue
         hi = _search_eps(up, d, dirs, 0.0, float(top), "upper")
+        # the lower end of "both" is that of either direction (a violation in one is a violation):
+        # only the direction whose upper bound decides at hi gets its lower lattice
+        decisive = max(dirs, key=lambda dn: _upper_mid(up, hi, dn))
+        try:
+            low = _lower_side(pair, slack, eps_max, (decisive,), prec, ref, progress, halvings)
+        except LimitExceeded as exc:  # the upper end is proved: say how far the bounds got
+            best_hi = hi if best_hi < 0 else min(best_hi, hi)
+            raise _not_reached(
+                "epsilon", rw, (best_lo, best_hi), f"the lower side's grid is beyond the work limits ({exc})"
+            ) from None
         lo = Fraction(0)
-        if _certified_lower(low, d, dirs, Fraction(0)):
-            lo = _search_eps(low, d, dirs, 0.0, float(hi), "lower")
+        if _certified_lower(low, d, (decisive,), Fraction(0)):
+            lo = _search_eps(low, d, (decisive,), 0.0, float(hi), "lower")
         best_lo = max(best_lo, lo)
         best_hi = hi if best_hi < 0 else min(best_hi, hi)
         width = best_hi - best_lo

@@ -689,6 +689,10 @@ def _log_grid_down(
         gj = g[idx]
         w_sum, d_sum = to_ball(0), to_ball(0)  # group mean >= g_j iff d_sum = sum w (v - g_j) >= 0
         while n >= 0:
+            if rest.is_zero():  # the coarse part written on the fine lattice is mostly zeros
+                n -= 1
+                rest = s[n] if n >= 0 else to_ball(0)
+                continue
             v = (i_min + n) * hm
             d = rest * (v - gj)
             if (d_sum + d) >= 0:
