@@ -75,6 +75,24 @@ MAX_REFINES = 3
 #: of the time (T = 10, 100, E = 1, 10: 0.3-0.6 s against 1.0-1.6 s; 2026-12-05), and a wider
 #: result is refined as before
 FIRST_HALVINGS = -2
+#: below this delta the first grid is coarser by one halving per factor 4 (first_halvings)
+FIRST_DELTA = Fraction(1, 10**5)
+
+
+def first_halvings(delta: Fraction) -> int:
+    """Halvings of the first grid of an eps search: FIRST_HALVINGS, minus one per factor 4 that
+    delta lies below FIRST_DELTA. Why: the grid's slack is delta/10, so auto_grid's spacing
+    shrinks like sqrt(delta), while the bounds' errors are relative to delta (the down lattice)
+    or to the slack: at delta = 1e-8 the first grid at FIRST_HALVINGS left widths of 2.6e-5 to
+    6.5e-5 for a target of 1e-3 in 22-115 s; seven halvings coarser meet it in 0.6-14 s
+    (M = 10, 100; E = 1, 10; 2026-12-05). A float heuristic: any grid is sound.
+
+    Contract: an int <= FIRST_HALVINGS."""
+    if delta >= FIRST_DELTA:
+        return FIRST_HALVINGS
+    return FIRST_HALVINGS - max(0, round(math.log(float(FIRST_DELTA / delta)) / math.log(4)))
+
+
 #: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
 MAX_EPS = Fraction(30)
 #: largest number of epoch-sum atoms l_max M / h a grid may ask for, and largest estimated memory
@@ -532,47 +550,40 @@ def _lattices(
     progress: Progress | None,
     halvings: int = 0,
 ) -> tuple[_Side, _Side]:
-    up = _upper_side(pair, slack, eps_max, directions, prec, ref, progress, halvings)
-    return up, _lower_side(pair, slack, eps_max, directions, prec, ref, progress, halvings)
+    run = _Run(pair, slack, eps_max, prec, ref, progress, halvings)
+    return run.upper(directions), run.lower(directions)
 
 
-def _upper_side(
-    pair: RandomAllocation,
-    slack: float,
-    eps_max: float,
-    directions: tuple[str, ...],
-    prec: int,
-    ref: object,
-    progress: Progress | None,
-    halvings: int = 0,
-) -> _Side:
-    log_max = Fraction(max(eps_max, 0.0))
-    grid = hockey_grid(pair, slack, eps_max, directions, "upper", prec, ref, halvings)
-    return _Side(hockey_lattice(pair, grid, "upper", log_max + 1, progress))
+@dataclass(frozen=True)
+class _Run:
+    """The sizing shared by the lattices of one round (hockey_grid's arguments)."""
 
+    pair: RandomAllocation
+    slack: float
+    eps_max: float
+    prec: int
+    ref: object
+    progress: Progress | None
+    halvings: int = 0
 
-def _lower_side(
-    pair: RandomAllocation,
-    slack: float,
-    eps_max: float,
-    directions: tuple[str, ...],
-    prec: int,
-    ref: object,
-    progress: Progress | None,
-    halvings: int = 0,
-) -> _Side:
-    """The lower side: the add direction on the lower lattice; the remove direction on the down
-    lattice, whose error is relative to delta (the lower lattice's form 1 - c + F carries the
-    absolute first-order bias of its rounding up: docs/math.md §9.8)."""
-    log_max = Fraction(max(eps_max, 0.0))
-    lat = remove = None
-    if "add" in directions:
-        grid = hockey_grid(pair, slack, eps_max, ("add",), "lower", prec, ref, halvings)
-        lat = hockey_lattice(pair, grid, "lower", log_max + 1, progress)
-    if "remove" in directions:
-        grid = hockey_grid(pair, slack, eps_max, ("remove",), "down", prec, ref, halvings)
-        remove = remove_lower_lattice(pair, grid, progress)
-    return _Side(lat, remove)
+    def grid(self, directions: tuple[str, ...], side: str) -> LatticeGrid:
+        return hockey_grid(self.pair, self.slack, self.eps_max, directions, side, self.prec, self.ref, self.halvings)
+
+    def upper(self, directions: tuple[str, ...]) -> _Side:
+        log_max = Fraction(max(self.eps_max, 0.0))
+        return _Side(hockey_lattice(self.pair, self.grid(directions, "upper"), "upper", log_max + 1, self.progress))
+
+    def lower(self, directions: tuple[str, ...]) -> _Side:
+        """The add direction on the lower lattice; the remove direction on the down lattice, whose
+        error is relative to delta (the lower lattice's form 1 - c + F carries the absolute
+        first-order bias of its rounding up: docs/math.md §9.8)."""
+        log_max = Fraction(max(self.eps_max, 0.0))
+        lat = remove = None
+        if "add" in directions:
+            lat = hockey_lattice(self.pair, self.grid(("add",), "lower"), "lower", log_max + 1, self.progress)
+        if "remove" in directions:
+            remove = remove_lower_lattice(self.pair, self.grid(("remove",), "down"), self.progress)
+        return _Side(lat, remove)
 
 
 def _numeric_ref(pair: RandomAllocation) -> object:
@@ -786,10 +797,10 @@ def allocation_eps_bounds(
     best_lo, best_hi = Fraction(0), Fraction(-1)
     slack = max(float(d) / 10, 1e-9)
     attempt = shrinks = 0
-    halvings = FIRST_HALVINGS
+    halvings = first_halvings(d)
     while attempt <= MAX_REFINES:
         try:
-            up = _upper_side(pair, slack, eps_max, dirs, prec, ref, progress, halvings)
+            up = _Run(pair, slack, eps_max, prec, ref, progress, halvings).upper(dirs)
         except LimitExceeded as exc:
             if best_hi >= 0:  # a refinement beyond the limits: the bounds proved so far
                 raise _not_reached(
@@ -803,8 +814,8 @@ def allocation_eps_bounds(
             continue
         top = Fraction(float(eps_max))
         if not _certified_upper(up, d, dirs, top):
-            if halvings < 0:  # the coarse first grid proves nothing up to eps_max: auto_grid's own
-                halvings = 0  # (measured: one step, E = 3, sigma = 1, delta = 1e-3)
+            if halvings < 0:  # the coarse first grid proves nothing up to eps_max: finer, up to auto_grid's
+                halvings = min(0, halvings + 4)  # own (measured: one step, E = 3, sigma = 1, delta = 1e-3)
                 continue
             if eps_max >= float(MAX_EPS) or shrinks:
                 raise PrecisionExhausted(
@@ -817,7 +828,7 @@ def allocation_eps_bounds(
         # only the direction whose upper bound decides at hi gets its lower lattice
         decisive = max(dirs, key=lambda dn: _upper_mid(up, hi, dn))
         try:
-            low = _lower_side(pair, slack, eps_max, (decisive,), prec, ref, progress, halvings)
+            low = _Run(pair, slack, eps_max, prec, ref, progress, halvings).lower((decisive,))
         except LimitExceeded as exc:  # the upper end is proved: say how far the bounds got
             best_hi = hi if best_hi < 0 else min(best_hi, hi)
             raise _not_reached(

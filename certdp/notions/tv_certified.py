@@ -612,6 +612,18 @@ def _log_grid_upper(
     return j_lo, r
 
 
+def _take_part(rest: Ball, w_sum: Ball, d_sum: Ball, gap: Ball) -> tuple[Ball, Ball, Ball]:
+    """A group's share of the atom that would tip its balance d_sum = sum w (v - g_j) (gap = v - g_j,
+    of the sign opposite to d_sum's): the fraction phi = -d_sum / (rest gap), lowered and shrunk
+    by 2^-40 so that the balance keeps its sign, certified. Returns (w_sum, d_sum, rest) after it."""
+    phi = (-d_sum / (rest * gap)).lower()
+    phi = phi * (1 - to_ball(2) ** -40)  # strictly inside: keeps the group certified
+    if not phi > 0:
+        return w_sum, d_sum, rest
+    taken = rest * phi
+    return w_sum + taken, d_sum + taken * gap, rest - taken
+
+
 def _log_grid_lower(
     i_min: int, s: list[Ball], m: int, h: float, eta: float, l_min: float | None = None, tick: Tick = _no_tick
 ) -> tuple[int, list[Ball]]:
@@ -646,13 +658,7 @@ def _log_grid_lower(
                 continue
             # take a fraction phi of the atom so that d_sum + phi * rest (v - g_j) <= 0, certified
             if v > gj and d_sum <= 0:
-                phi = (-d_sum / (rest * (v - gj))).lower()
-                phi = phi * (1 - to_ball(2) ** -40)  # strictly inside: keeps the group certified
-                if phi > 0:
-                    taken = rest * phi
-                    w_sum += taken
-                    d_sum += taken * (v - gj)
-                    rest = rest - taken
+                w_sum, d_sum, rest = _take_part(rest, w_sum, d_sum, v - gj)
             break
         if not (d_sum <= 0):
             raise PrecisionExhausted("lower bound: a group mean is not certified below its grid point")
@@ -703,13 +709,7 @@ def _log_grid_down(
                 continue
             # take a fraction phi of the atom so that d_sum + phi * rest (v - g_j) >= 0, certified
             if v < gj and d_sum >= 0:
-                phi = (d_sum / (rest * (gj - v))).lower()
-                phi = phi * (1 - to_ball(2) ** -40)  # strictly inside: keeps the group certified
-                if phi > 0:
-                    taken = rest * phi
-                    w_sum += taken
-                    d_sum += taken * (v - gj)
-                    rest = rest - taken
+                w_sum, d_sum, rest = _take_part(rest, w_sum, d_sum, v - gj)
             break
         if not (d_sum >= 0):
             raise PrecisionExhausted("lower bound: a group mean is not certified above its grid point")
