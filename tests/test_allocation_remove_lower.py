@@ -142,3 +142,16 @@ def test_delta_bounds_remove_at_large_eps_contain_the_gaussian() -> None:
         ref = gaussian_delta(mp.sqrt(2), mp.mpf(7))
         assert mpq(enc.lower) <= ref <= mpq(enc.upper), (enc, ref)
     assert enc.upper - enc.lower <= Fraction(1, 100) * enc.upper
+
+
+def test_down_log_grid_starts_at_l_min_on_every_scheme() -> None:
+    # attack review: a scheme-1 refutation grid with l_min = 1 - 2^-20 made the down lattice start
+    # its log grid at the lowest atom (about e^-10): 2.6e6 points where the verifier's limits
+    # counted log(l_max/l_min)/eta, about 0 (3 GB and 60 s in `certdp verify`)
+    from certdp.notions.tv_certified import LatticeGrid, epoch_grid_masses
+
+    grid = LatticeGrid(h=2.0**-10, cap=2.0, l_min=1 - 2.0**-20, l_max=1 + 2.0**-20, eta=2.0**-18)
+    with workprec(128):
+        j_lo, r = epoch_grid_masses(RandomAllocation(1, 1, 1), grid, "down")
+    assert len(r) <= 3
+    assert j_lo >= -1

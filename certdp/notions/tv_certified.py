@@ -788,7 +788,9 @@ def epoch_grid_masses(
     if side == "upper":
         return _log_grid_upper(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
     if side == "down":
-        return _log_grid_down(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
+        # the grid starts at l_min on every scheme (what the verifier's work limits count; attack
+        # review: a scheme-1 grid started at the lowest atom, e^-10, 2.6e6 points instead of ~0)
+        return _log_grid_down(i_min, s, pair.steps, big_h, grid.eta, grid.l_min, tick)
     return _log_grid_lower(i_min, s, pair.steps, big_h, grid.eta, l_min, tick)
 
 
