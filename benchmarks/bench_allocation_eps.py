@@ -54,6 +54,30 @@ benchmarks/bench_allocation_eps.py --rows 10:1:1,100:1:1,1000:1:1,10:10:2,100:10
 0.60312953] 0.4 s (relative widths 1.3e-4 to 7.2e-4, target 1e-3); pld-accounting 1.5, 0.8, 16.3,
 0.6 and 6.7 s: certdp / peer time 0.17, 0.50, 0.18, 0.65, 0.05. The sixth row (T = 1000, E = 10,
 0.02 above) was not rerun (pld-accounting's band took 486 s there).
+
+At delta = 1e-8 (2026-12-05, `python benchmarks/bench_allocation_eps.py --rows
+10:1:1,100:1:1,10:10:2,100:10:1 --delta 1e-8 --no-random-allocation`, load average about 2 from
+another job). Before the down lattice (certdp at bcc94dd) the remove direction's lower end carried
+an absolute bias of about 1e-10 in delta: T = 100, E = 10 ended with exit 3 at [2.336, 2.4937]
+after 63 s. With the down lattice and the first grid at FIRST_HALVINGS (certdp at 9f3c52e):
+
+    T=10    E=1   sigma=1     certdp [3.5014558, 3.5015462] width 2.58e-05 21.8 s   pld-accounting 1.0 s, ratio 21.15
+    T=100   E=1   sigma=1     certdp [1.4427433, 1.4429919] width 1.72e-04 25.0 s   pld-accounting 1.5 s, ratio 17.14
+    T=10    E=10  sigma=2     certdp [2.9166996, 2.9167051] width 1.88e-06 24.8 s   pld-accounting 0.7 s, ratio 35.66
+    T=100   E=10  sigma=1     certdp [2.4935423, 2.493705]  width 6.52e-05 114.5 s  pld-accounting 6.7 s, ratio 17.09
+
+and with the first grid coarser by one halving per factor 4 below delta = 1e-5
+(allocation_dp.first_halvings; certdp at e91a0e0), same command:
+
+    T=10    E=1   sigma=1  [3.5013304, 3.5016234] 8.37e-05 4.9 s   pld-acc (3.4826089, 3.5166414) 1.2 s  ratio 4.22
+    T=100   E=1   sigma=1  [1.4425496, 1.4430452] 3.43e-04 12.5 s  pld-acc (1.4264499, 1.4608552) 0.7 s  ratio 17.96
+    T=10    E=10  sigma=2  [2.9165338, 2.9168464] 1.07e-04 0.3 s   pld-acc (2.8734204, 2.9579509) 0.6 s  ratio 0.52
+    T=100   E=10  sigma=1  [2.4929739, 2.4941251] 4.62e-04 12.7 s  pld-acc (2.4545073, 2.5343733) 5.1 s  ratio 2.51
+
+Every pld-accounting lower end is BELOW and every upper end ABOVE certdp's enclosure (its band
+is 1.0% to 3.2% wide, certdp's 1.1e-4 to 4.6e-4). certdp is faster on one row of four at
+delta = 1e-8; the issue's "no slower than pld-accounting" is not met there (1.2x-18x slower: the
+epoch-sum lattice is uniform up to l_max M, which reaches e^eps M).
 """
 
 from __future__ import annotations
