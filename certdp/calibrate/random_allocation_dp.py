@@ -385,7 +385,7 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
 
     Contract: ``claim`` is a dyadic eps <= res.epsilon with hockey_decide True on the upper-side
     lattice of res.grid at sigma (so the run is (claim, delta)-DP); ``refutation`` a dyadic eps in
-    (res.epsilon, res.epsilon + CERT_EPS_MARGIN] with refutation_decide True on the lower-side
+    (res.epsilon, res.epsilon + CERT_EPS_MARGIN] with RefutationLattices.decide True on the lower-side
     lattices of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
     eps' <= refutation), or None with ``reason``; docs/math.md §9.8. PrecisionExhausted when the
     claim's grid does not prove the target (the calibration's lattice differs only in its
@@ -413,11 +413,11 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     claim = _loosened_end(claim, "<=", eps, meets)
     if res.miss_grid is None:
         return CertificateEnds(claim, None, res.miss_reason or "no violation was proved at sigma - step")
-    miss_pair = RandomAllocation(res.steps, res.sigma_miss, res.epochs)
-    miss_grid = res.miss_grid
+    # the lattices are built once and kept for the bisection's every probe
+    low = adp.RefutationLattices(RandomAllocation(res.steps, res.sigma_miss, res.epochs), res.miss_grid, eps)
 
     def violates(x: Fraction) -> bool:
-        return adp.refutation_decide(miss_pair, miss_grid, eps, x, d, dirs)[0]
+        return low.decide(x, d, dirs)[0]
 
     start = top + Fraction(1, 2**END_BITS)  # the least dyadic of this resolution above eps
     if not violates(start):

@@ -126,8 +126,8 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
     direction's delta_lower(end) > delta. Both on the recorded grid's lattice kept up to the
     threshold + 1 (allocation_dp.certificate_lattice), which bounds only ends up to there; a
     refutation may also be proved by the remove direction's down lattice on the same grid
-    (allocation_dp.refutation_decide)."""
-    from certdp.notions.allocation_dp import CERT_EPS_MARGIN, certificate_lattice, hockey_decide, refutation_decide
+    (allocation_dp.RefutationLattices)."""
+    from certdp.notions.allocation_dp import CERT_EPS_MARGIN, RefutationLattices, certificate_lattice, hockey_decide
     from certdp.notions.tv_certified import LatticeGrid
     from certdp.pairs import RandomAllocation
 
@@ -141,7 +141,7 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
     if side == "upper":
         holds, shown = hockey_decide(certificate_lattice(pair, grid, side, check.threshold), end, check.delta, dirs)
     else:  # the lower lattice, then the remove direction's down lattice (writer and verifier alike)
-        holds, shown = refutation_decide(pair, grid, check.threshold, end, check.delta, dirs)
+        holds, shown = RefutationLattices(pair, grid, check.threshold).decide(end, check.delta, dirs)
     if holds:
         return EndProof("proved", f"{shown} at the recorded {side}")
     return EndProof("false", f"{shown} at the recorded {side}")

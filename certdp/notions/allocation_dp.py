@@ -304,34 +304,40 @@ def hockey_decide(lat: HockeyLattice, eps: Fraction, delta: Fraction, directions
     return False, f"{', '.join(shown)}: none is > delta"
 
 
-def refutation_decide(
-    pair: RandomAllocation,
-    grid: LatticeGrid,
-    threshold: Fraction,
-    eps: Fraction,
-    delta: Fraction,
-    directions: tuple[str, ...],
-) -> tuple[bool, str]:
-    """Whether the lower side on ``grid`` proves delta(eps) > delta in one of ``directions``, and
-    what it computed: first the lower lattice of :func:`certificate_lattice` in every direction
-    (what certificates written before the down lattice recorded), then, if the remove direction is
-    asked for and nothing is proved yet, :func:`remove_lower_lattice` on the same grid. Writer
-    and verifier both call this, so they build the same lattices.
+class RefutationLattices:
+    """The lower-side lattices on which a hockey-lower refutation at (``pair``, ``grid``,
+    ``threshold``) is decided: the lower lattice of :func:`certificate_lattice` (what certificates
+    written before the down lattice recorded) and :func:`remove_lower_lattice` on the same grid,
+    each built once, on first use, and kept for every eps asked (a writer bisects on them). Writer
+    and verifier both decide through :meth:`decide`, so they build the same lattices."""
 
-    Contract: True only if delta_lower(eps) > delta is proved in one direction by a certified lower
-    bound (then eps(delta) > eps); docs/math.md §9.8.
-    """
-    holds, shown = hockey_decide(certificate_lattice(pair, grid, "lower", threshold), eps, delta, directions)
-    if holds or "remove" not in directions:
-        return holds, shown
-    lat = remove_lower_lattice(pair, grid)
-    with workprec(grid.prec):
-        ball = remove_delta_lower(lat, eps)
-        enc = Enclosure.from_ball(ball, grid.prec)
-        text = f"{shown}; down lattice: delta_lower {enc.lower_str()} (remove)"
-        if bool(ball > to_ball(delta)):
-            return True, f"{text} is > delta"
-    return False, f"{text}: not > delta"
+    def __init__(self, pair: RandomAllocation, grid: LatticeGrid, threshold: Fraction) -> None:
+        self.pair, self.grid, self.threshold = pair, grid, threshold
+        self._lower: HockeyLattice | None = None
+        self._down: RemoveLowerLattice | None = None
+
+    def decide(self, eps: Fraction, delta: Fraction, directions: tuple[str, ...]) -> tuple[bool, str]:
+        """Whether delta(eps) > delta is proved in one of ``directions``, and what was computed:
+        first on the lower lattice in every direction, then, if the remove direction is asked for
+        and nothing is proved yet, on the down lattice.
+
+        Contract: True only if delta_lower(eps) > delta is proved in one direction by a certified
+        lower bound (then eps(delta) > eps); docs/math.md §9.8.
+        """
+        if self._lower is None:
+            self._lower = certificate_lattice(self.pair, self.grid, "lower", self.threshold)
+        holds, shown = hockey_decide(self._lower, eps, delta, directions)
+        if holds or "remove" not in directions:
+            return holds, shown
+        if self._down is None:
+            self._down = remove_lower_lattice(self.pair, self.grid)
+        with workprec(self.grid.prec):
+            ball = remove_delta_lower(self._down, eps)
+            enc = Enclosure.from_ball(ball, self.grid.prec)
+            text = f"{shown}; down lattice: delta_lower {enc.lower_str()} (remove)"
+            if bool(ball > to_ball(delta)):
+                return True, f"{text} is > delta"
+        return False, f"{text}: not > delta"
 
 
 def _directions(direction: str) -> tuple[str, ...]:
@@ -799,8 +805,9 @@ def allocation_eps_bounds(
     attempt = shrinks = 0
     halvings = first_halvings(d)
     while attempt <= MAX_REFINES:
+        run = _Run(pair, slack, eps_max, prec, ref, progress, halvings)
         try:
-            up = _Run(pair, slack, eps_max, prec, ref, progress, halvings).upper(dirs)
+            up = run.upper(dirs)
         except LimitExceeded as exc:
             if best_hi >= 0:  # a refinement beyond the limits: the bounds proved so far
                 raise _not_reached(
@@ -828,7 +835,7 @@ def allocation_eps_bounds(
         # only the direction whose upper bound decides at hi gets its lower lattice
         decisive = max(dirs, key=lambda dn: _upper_mid(up, hi, dn))
         try:
-            low = _Run(pair, slack, eps_max, prec, ref, progress, halvings).lower((decisive,))
+            low = run.lower((decisive,))
         except LimitExceeded as exc:  # the upper end is proved: say how far the bounds got
             best_hi = hi if best_hi < 0 else min(best_hi, hi)
             raise _not_reached(
