@@ -306,7 +306,8 @@ def pld_cost(
     def round_cost(hh: Fraction, first: bool) -> tuple[int, int]:
         costs = {name: side(model[name], hh) for name in names}
         main = max(names, key=lambda k: costs[k][0])
-        units, longest = 2 * costs[main][0], costs[main][1]  # its upper and lower sides
+        # its upper and lower sides; the merged lower side composes two arrays (P and Q)
+        units, longest = (3 if _merged_lower() else 2) * costs[main][0], costs[main][1]
         units = math.ceil(units * ROUND_FACTOR) + ROUND_OVERHEAD
         if first and len(names) > 1:  # every direction's upper side on the coarse lattice ranks them, once
             for name in names:
@@ -467,6 +468,8 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
 
     if cost.goal is None or cost.fit_h is None or cost.eps_guess <= 0 or cost.width_scale <= 0:
         return None
+    if _merged_lower():
+        return None  # no balancing: the merged lower side is second order like the upper one
     comps = directions(pair)
     if not all(_retunable(parts, delta) for parts in comps.values()):
         return None  # the lower side keeps the round's lattice: the model of pld_cost stands
@@ -599,3 +602,10 @@ def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction, less_wo
     over = pld_cost_refusal(pair, delta, h=h, less_work=less_work)
     if over is not None and over[1]:
         raise LimitExceeded(f"the round at h={h}: {over[0]}")
+
+
+def _merged_lower() -> bool:
+    """Whether eps and delta queries take the merged lower side (certdp.notions.pld.LOWER_SIDE)."""
+    from certdp.notions import pld  # it imports this module
+
+    return pld.LOWER_SIDE == "merged"

@@ -24,7 +24,12 @@ post-processing steps. The n-fold power of the finite part is formed in Arb
 
 The error is second order in h (splitting adds variance <= h^2/4 per step).
 
-**Lower bound: a dominated pair by balancing** (:func:`lower_lattice_pmf`; docs/math.md §10).
+**Lower bound by merged cells** (certdp.notions.pld_merged; LOWER_SIDE = "merged"): the
+composed P- and Q-masses of the loss cells, a post-processing, give
+delta_n(eps) >= sum_{k >= j} (P_k - e^eps Q_k) for every j (docs/math.md §10).
+
+**Lower bound: a dominated pair by balancing** (:func:`lower_lattice_pmf`; docs/math.md §10; what
+calibrations and certificates record).
 Cells are split at random between groups that sit on the lattice points (a post-processing), with
 fractions checked in ball arithmetic so that every group's loss is >= its lattice point; lowering
 the losses to the lattice then lowers every delta of the composition. Where the two balancing
@@ -73,6 +78,14 @@ from certdp.notions.pld_lattice import (
     lower_lattice_pmf,
     tuned_offset,
     upper_lattice_pmf,
+)
+from certdp.notions.pld_merged import (
+    MergedComposed,
+    compose_merged,
+    compose_split_merged,
+    merged_step,
+    merged_tail_step,
+    q_extra_bits,
 )
 from certdp.notions.pld_split import (
     MAX_EXTENT,
@@ -471,6 +484,7 @@ class LatticeBounds:
         others: tuple[Part, ...] = (),
         split: SplitLattice | None = None,
         coarsen: bool = True,
+        lower: str = "balanced",
     ) -> None:
         if split is not None and (others or split.bulk != lattice):
             raise InvalidArgument("a split lattice is for one part, with lattice = its bulk")
@@ -484,16 +498,25 @@ class LatticeBounds:
         self.parts: tuple[Part, ...] = ((pair, steps, lattice), *others)
         self.max_product = max_product
         self.coarsen = coarsen
+        if lower not in ("balanced", "merged"):
+            raise invalid("lower", lower, "must be balanced or merged")
+        self.lower = lower
         self._cells: dict[int, Cells] = {}
         self._composed: dict[str, FixedComposed] = {}
         self._split_tails: dict[str, TailCells] = {}
 
-    def composed(self, side: str) -> FixedComposed:
+    def composed(self, side: str, eps_hint: float = 0.0) -> FixedComposed:
         """Contract: the product of the parts' powers of the ``side`` ("upper" or "lower") lattice
-        pmfs, in exact fixed point rounded in the side's direction (certdp.notions.pld_fixed)."""
+        pmfs, in exact fixed point rounded in the side's direction (certdp.notions.pld_fixed); with
+        ``lower="merged"`` the lower side is the composed merged pair of certdp.notions.pld_merged
+        (``eps_hint``: the largest eps it will be asked at, which sets its units; the first call
+        fixes it)."""
         if side not in self._composed:
             if side not in ("upper", "lower"):
                 raise invalid("side", side, "must be lower or upper")
+            if side == "lower" and self.lower == "merged" and q_extra_bits(eps_hint) is not None:
+                self._composed[side] = self._merged(eps_hint)  # type: ignore[assignment]
+                return self._composed[side]
             build = upper_lattice_pmf if side == "upper" else lower_lattice_pmf
             if self.split is not None:  # bulk and tails (certdp.notions.pld_split)
                 if 0 not in self._cells:
@@ -514,19 +537,44 @@ class LatticeBounds:
             self._composed[side] = compose_fixed(side, pmfs, self.floor, self.max_product, self.coarsen)
         return self._composed[side]
 
+    def _merged(self, eps_hint: float) -> MergedComposed:
+        """The merged lower side (certdp.notions.pld_merged) of the parts, or of the split lattice."""
+        extra = q_extra_bits(eps_hint)
+        assert extra is not None
+        if self.split is not None:
+            if 0 not in self._cells:
+                self._cells[0] = _cell_masses(self.pair, self.lattice)
+            if "tails" not in self._split_tails:
+                self._split_tails["tails"] = tail_cells(self.pair, self.split)
+            bulk = merged_step(self.lattice, self._cells[0], ends=False)
+            tail = merged_tail_step(self.split, self._split_tails["tails"])
+            return compose_split_merged(
+                bulk, tail, self.steps, self.floor, self.max_product, self.coarsen, extra_bits=extra
+            )
+        steps_ = []
+        for i, (pair, steps, lattice) in enumerate(self.parts):
+            if i not in self._cells:
+                self._cells[i] = _cell_masses(pair, lattice)
+            steps_.append((merged_step(lattice, self._cells[i]), steps))
+        return compose_merged(steps_, self.floor, self.max_product, self.coarsen, extra_bits=extra)
+
     def eps(self, side: str, delta: Fraction) -> Fraction:
         """Contract: "upper": delta_n(eps) <= delta is proved at the returned eps (:func:`eps_upper_fixed`);
         "lower": delta_n(eps) > delta is proved there, or 0 (:func:`eps_lower_fixed`)."""
         if not 0 < delta < 1:
             raise invalid("delta", delta, "must be in (0, 1)")
-        fn = eps_upper_fixed if side == "upper" else eps_lower_fixed
-        return fn(self.composed(side), delta)
+        if side == "upper":
+            return eps_upper_fixed(self.composed(side), delta)
+        hint = 0.0
+        if self.lower == "merged" and "lower" not in self._composed:
+            hint = float(self.eps("upper", delta))  # the lower end lies below it
+        return eps_lower_fixed(self.composed(side, hint), delta)
 
     def delta(self, side: str, eps: Fraction) -> Ball:
         """Contract: an exact ball >= delta_n(eps) ("upper") or <= it and >= 0 ("lower")."""
         if side == "upper":
             return self.composed(side).delta_upper(eps)
-        return self.composed(side).delta_lower(eps)
+        return self.composed(side, float(eps)).delta_lower(eps)
 
 
 def side_bounds(
@@ -628,6 +676,14 @@ def default_spacing(pair: PrivacyPair, *, delta: object = None) -> Fraction:
     return auto_h([part for parts in comps.values() for part in parts], tail_bits)
 
 
+#: the lower side of eps and delta queries: "balanced" (the balancing of
+#: certdp.notions.pld_lattice, which calibrations and certificates record and `certdp verify`
+#: recomputes) or "merged" (certdp.notions.pld_merged: composed cell masses, a post-processing;
+#: tighter at one lattice and no offset search, but two products per step: the work estimate of
+#: certdp.notions.cost.pld_cost is not yet fitted to it, so it is not the default)
+LOWER_SIDE = "balanced"
+
+
 def pld_bounds(
     pair: PrivacyPair,
     *,
@@ -643,9 +699,12 @@ def pld_bounds(
     lattice just below them (:func:`aligned_spacing`), so their spacing may differ from h.
 
     ``h`` given: one lattice of that spacing (no refinement; ``rel_width`` must be None; for one
-    cheap lattice pass ``h=default_spacing(pair, delta=...)``). In every round of an eps(delta)
-    query of one pair without atoms, the lower side may take a coarser lattice of its own where
-    h leaves the balancing too much (:func:`_lower_spacing`; the grid's ``lower_lattice``).
+    cheap lattice pass ``h=default_spacing(pair, delta=...)``). With LOWER_SIDE = "balanced" (the
+    default), in every round of an eps(delta) query of one pair without atoms the lower side may
+    take a coarser lattice of its own where h leaves the balancing too much
+    (:func:`_lower_spacing`; the grid's ``lower_lattice``); with "merged" the lower end comes
+    from the merged cells of the same lattice (certdp.notions.pld_merged; the balancing side
+    above eps of about 42).
     Otherwise: refine until the relative width (upper - lower)/upper of the enclosure is at most
     ``rel_width`` (None: DEFAULT_REL_WIDTH = 1e-4 for eps(delta); an upper end of 0 counts as
     met, and for delta(eps) an upper end <= 2^12 PRUNE_FLOOR (4e-37: the prunes of 2^8 floors per
@@ -719,7 +778,7 @@ def pld_bounds(
             if key in cache:
                 return cache[key]
         parts = comps[name]
-        if mode == "both" and offset is None and _retunable(parts, delta):
+        if LOWER_SIDE == "balanced" and mode == "both" and offset is None and _retunable(parts, delta):
             hl, offset = _lower_spacing(parts[0][0], hh)
             if hl != hh:  # the lower side on a coarser lattice that balances, the upper side at hh
                 # (the upper side at the coarser hl is not formed: it was a third power, a third of
@@ -730,13 +789,15 @@ def pld_bounds(
                 cache[(name, hh, "both")] = (both, upper[1])
                 lower_on[(name, hh)] = lower[1]
                 return cache[(name, hh, "both")]
-        spl = _split_for(parts, hh, tail_bits, delta, tune=not upper_only, offset=offset)
+        # the balanced lower side needs a tuned offset; the merged one and the upper side do not
+        tune = not upper_only and LOWER_SIDE == "balanced"
+        spl = _split_for(parts, hh, tail_bits, delta, tune=tune, offset=offset)
         # one tuned lattice per part for both sides (the upper bound is second order at any offset,
         # so an upper-only run skips the offset search)
         if spl is None and offset is not None:
             lats = [(*parts[0], lattice_for(parts[0][0], hh, tail_bits, offset=offset))]
         else:
-            lats = part_lattices(parts, hh, tail_bits, tune=not upper_only) if spl is None else [(*parts[0], spl)]
+            lats = part_lattices(parts, hh, tail_bits, tune=tune) if spl is None else [(*parts[0], spl)]
         reach = sum(n * max(abs(lat.point(lat.lo)), abs(lat.point(lat.hi))) for _, n, lat in lats)
         if reach > MAX_LOSS:
             raise LimitExceeded(
@@ -745,11 +806,12 @@ def pld_bounds(
             )
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
         if spl is not None:
-            bounds = LatticeBounds(p0, n0, spl.bulk, floor, max_product, split=spl)
+            bounds = LatticeBounds(p0, n0, spl.bulk, floor, max_product, split=spl, lower=LOWER_SIDE)
         else:
-            bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others)
+            bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others, lower=LOWER_SIDE)
         cap = _pure_dp_cap(parts)
-        sides = {"upper": ("upper",), "lower": ("lower",), "both": ("lower", "upper")}[mode]
+        # upper first: the merged lower side takes its units from the upper end
+        sides = {"upper": ("upper",), "lower": ("lower",), "both": ("upper", "lower")}[mode]
         if delta is not None:
             ends = {side: bounds.eps(side, delta) for side in sides}
             ends.setdefault("lower", Fraction(0))  # upper only: the trivial lower end
