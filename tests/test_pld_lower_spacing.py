@@ -19,6 +19,13 @@ from certdp.pairs import SubsampledGaussian, compose
 from tests import pld_reference as ref
 
 
+@pytest.fixture(autouse=True)
+def _balanced_lower_side(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the lower side's own spacing belongs to the balancing; eps queries take the merged lower side
+    # on wide lattices by default (certdp.notions.pld.LOWER_SIDE)
+    monkeypatch.setattr(pld_mod, "LOWER_SIDE", "balanced")
+
+
 def _imbalance_per_h2(pair: SubsampledGaussian, h: Fraction) -> float:
     with workprec(PLD_PREC):
         _, imbalance = tuned_offset(pair, h, base=lattice_for(pair, h, 40, max_cells=1 << 40))

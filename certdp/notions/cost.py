@@ -306,8 +306,13 @@ def pld_cost(
     def round_cost(hh: Fraction, first: bool) -> tuple[int, int]:
         costs = {name: side(model[name], hh) for name in names}
         main = max(names, key=lambda k: costs[k][0])
-        # its upper and lower sides; the merged lower side composes two arrays (P and Q)
-        units, longest = (3 if _merged_lower() else 2) * costs[main][0], costs[main][1]
+        # its upper and lower sides; the merged lower side composes two arrays (P and Q) on wide
+        # lattices below eps of about 40 (certdp.notions.pld.MERGED_MIN_CELLS, pld_merged.q_extra_bits)
+        wide = bool(model[main]) and math.ceil(model[main][0].full * float(h1 / hh)) >= _merged_min_cells()
+        # (2.5, not 3: it has no offset search or balancing, which the model's side includes;
+        # measured 1.0x to 2.2x the balanced run's work on the estimate tests' table)
+        sides = 2.5 if _merged_lower() and wide and eps_guess <= MERGED_MAX_EPS else 2
+        units, longest = math.ceil(sides * costs[main][0]), costs[main][1]
         units = math.ceil(units * ROUND_FACTOR) + ROUND_OVERHEAD
         if first and len(names) > 1:  # every direction's upper side on the coarse lattice ranks them, once
             for name in names:
@@ -602,6 +607,17 @@ def afford_round(pair: PrivacyPair, delta: Fraction | None, h: Fraction, less_wo
     over = pld_cost_refusal(pair, delta, h=h, less_work=less_work)
     if over is not None and over[1]:
         raise LimitExceeded(f"the round at h={h}: {over[0]}")
+
+
+#: above this eps guess the merged lower side gives way to the balancing (pld_merged.q_extra_bits)
+MERGED_MAX_EPS = 40.0
+
+
+def _merged_min_cells() -> int:
+    """certdp.notions.pld.MERGED_MIN_CELLS (the merged lower side's rule)."""
+    from certdp.notions import pld  # it imports this module
+
+    return pld.MERGED_MIN_CELLS
 
 
 def _merged_lower() -> bool:

@@ -676,12 +676,28 @@ def default_spacing(pair: PrivacyPair, *, delta: object = None) -> Fraction:
     return auto_h([part for parts in comps.values() for part in parts], tail_bits)
 
 
-#: the lower side of eps and delta queries: "balanced" (the balancing of
+#: the lower side of eps and delta queries: "merged" (certdp.notions.pld_merged: composed cell
+#: masses, a post-processing; tighter at one lattice, no offset search, two products per step)
+#: on lattices of at least MERGED_MIN_CELLS cells, else "balanced" (the balancing of
 #: certdp.notions.pld_lattice, which calibrations and certificates record and `certdp verify`
-#: recomputes) or "merged" (certdp.notions.pld_merged: composed cell masses, a post-processing;
-#: tighter at one lattice and no offset search, but two products per step: the work estimate of
-#: certdp.notions.cost.pld_cost is not yet fitted to it, so it is not the default)
-LOWER_SIDE = "balanced"
+#: recomputes); "balanced" here: always the balancing
+LOWER_SIDE = "merged"
+
+#: the merged lower side serves lattices with at least this many cells per step (at the round's
+#: spacing). Why: on narrow ones (a loss far below the spacing: q = 1e-4, sigma = 1e4) the
+#: balancing collapses the pmf to a point or two while the merged arrays grow like the upper
+#: side's (1100 coefficients against 2 at 10^6 steps): 3x the work for a lower end near 0 either
+#: way; on wide ones (DP-SGD: 10^4 to 10^5 cells) the merged side is the tighter and cheaper one
+MERGED_MIN_CELLS = 2048
+
+
+def _merged_for(parts: list[tuple[PrivacyPair, int]], h: Fraction, tail_bits: int) -> bool:
+    """Whether a round at spacing h takes the merged lower side (LOWER_SIDE, MERGED_MIN_CELLS on
+    the first part's plain lattice; only steers: both lower sides are sound)."""
+    if LOWER_SIDE != "merged":
+        return False
+    lat = lattice_for(parts[0][0], h, tail_bits, max_cells=MAX_EXTENT)
+    return lat.hi - lat.lo >= MERGED_MIN_CELLS
 
 
 def pld_bounds(
@@ -778,7 +794,8 @@ def pld_bounds(
             if key in cache:
                 return cache[key]
         parts = comps[name]
-        if LOWER_SIDE == "balanced" and mode == "both" and offset is None and _retunable(parts, delta):
+        merged = _merged_for(parts, hh, tail_bits)
+        if not merged and mode == "both" and offset is None and _retunable(parts, delta):
             hl, offset = _lower_spacing(parts[0][0], hh)
             if hl != hh:  # the lower side on a coarser lattice that balances, the upper side at hh
                 # (the upper side at the coarser hl is not formed: it was a third power, a third of
@@ -790,7 +807,7 @@ def pld_bounds(
                 lower_on[(name, hh)] = lower[1]
                 return cache[(name, hh, "both")]
         # the balanced lower side needs a tuned offset; the merged one and the upper side do not
-        tune = not upper_only and LOWER_SIDE == "balanced"
+        tune = not upper_only and not merged
         spl = _split_for(parts, hh, tail_bits, delta, tune=tune, offset=offset)
         # one tuned lattice per part for both sides (the upper bound is second order at any offset,
         # so an upper-only run skips the offset search)
@@ -805,10 +822,11 @@ def pld_bounds(
                 "use --via rdp"
             )
         (p0, n0, lat0), others = lats[0], tuple(lats[1:])
+        side_kind = "merged" if merged else "balanced"
         if spl is not None:
-            bounds = LatticeBounds(p0, n0, spl.bulk, floor, max_product, split=spl, lower=LOWER_SIDE)
+            bounds = LatticeBounds(p0, n0, spl.bulk, floor, max_product, split=spl, lower=side_kind)
         else:
-            bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others, lower=LOWER_SIDE)
+            bounds = LatticeBounds(p0, n0, lat0, floor, max_product, others=others, lower=side_kind)
         cap = _pure_dp_cap(parts)
         # upper first: the merged lower side takes its units from the upper end
         sides = {"upper": ("upper",), "lower": ("lower",), "both": ("upper", "lower")}[mode]
