@@ -175,3 +175,9 @@ def test_the_merged_switch_meets_the_default_width_without_a_lower_lattice(monke
     monkeypatch.setattr(pld_mod, "LOWER_SIDE", "balanced")
     other = pld_bounds(compose(SubsampledGaussian("0.01", "0.8", "remove"), 500), delta=Fraction(1, 10**5))
     assert max(enc.lower, other.enclosure.lower) <= min(enc.upper, other.enclosure.upper)
+
+
+def test_a_delta_query_at_an_eps_past_the_float_range_answers() -> None:
+    # attack review: the merged side's units hint took float(eps) and overflowed at eps = 1e400
+    res = pld_bounds(Gaussian("1"), eps=Fraction(10**400))
+    assert res.enclosure.lower == 0 and 0 <= res.enclosure.upper < Fraction(1, 10**30)

@@ -574,7 +574,8 @@ class LatticeBounds:
         """Contract: an exact ball >= delta_n(eps) ("upper") or <= it and >= 0 ("lower")."""
         if side == "upper":
             return self.composed(side).delta_upper(eps)
-        return self.composed(side, float(eps)).delta_lower(eps)
+        # the hint only sizes the units (an eps past 2^1024 has no float: attack review)
+        return self.composed(side, float(min(eps, Fraction(10**4)))).delta_lower(eps)
 
 
 def side_bounds(
