@@ -211,6 +211,32 @@ against 17.2 s (0.2); CIFAR-10 at (3, 1e-5): 0.97171 (violation proved) in 6.6 s
 second-order upper bound needs h ~ 2e-5 at 10^6 steps, and the one-step lattice's cells and the
 lower side's products at that h are the cost now); the small-eps row 23 (dp_accounting answers
 in 0.02 s, 0.3% above the sound upper end).
+
+After the ninth pass (2026-12-06, certdp with the merged lower side: the composed P- and
+Q-masses of the loss cells, a post-processing, on lattices of >= 2048 cells, with no balancing
+and no offset search (certdp.notions.pld_merged, docs/math.md §10); `python
+benchmarks/bench_pld.py --no-calibration` on an idle machine). The same command at 33da271, the
+balancing lower side, gave ratios 2.2, 2.6, 7.2, 14.0, ..., 23.6:
+
+| setting | certdp [lo, up] | width | certdp s | dp_acc vdi 1e-4 | dp_acc s | ratio |
+|---|---|---|---|---|---|---|
+| CIFAR-10 256/50000, 1.1, 9766, 1e-5 | [2.3931948, 2.3933044] | 4.6e-05 | 0.8 | 2.3932926 | 0.4 | 1.8 |
+| MNIST 256/60000, 1.0, 14063, 1e-5 | [2.8226186, 2.8227208] | 3.6e-05 | 1.2 | 2.8227308 ABOVE | 0.5 | 2.3 |
+| 0.001, 0.8, 1e5, 1e-8 | [3.5179456, 3.5181562] | 6.0e-05 | 3.8 | 3.5187811 ABOVE | 0.7 | 5.3 |
+| 0.001, 0.8, 1e6, 1e-8 | [12.4216832, 12.4224202] | 5.9e-05 | 5.7 | 12.4274965 ABOVE | 0.7 | 8.4 |
+| 0.01, 0.8, 500, 1e-5 | [2.3993857, 2.3995406] | 6.5e-05 | 0.4 | 2.3994394 | 0.8 | 0.5 |
+| 0.004, 0.52, 2500, 1e-5 | [7.9825587, 7.9830686] | 6.4e-05 | 0.9 | 7.9827705 | 1.5 | 0.6 |
+| 0.1, 1.5, 100, 1e-5 | [3.5358309, 3.5359485] | 3.3e-05 | 0.2 | 3.5358703 | 0.5 | 0.5 |
+| 0.05, 1.0, 50, 1e-6 | [3.2014304, 3.2015581] | 4.0e-05 | 0.1 | 3.2014734 | 0.7 | 0.2 |
+| 0.001, 2.0, 1000, 1e-8 | [0.0799642, 0.0799666] | 3.0e-05 | 0.5 | 0.0801814 ABOVE | 0.02 | 22.8 |
+
+Within 2x: CIFAR-10 and the five short rows. Not yet: MNIST (2.3); the long runs (5.3 and 8.4,
+where the lower side no longer sets the spacing: both ends are within about 6e-5); the small-eps
+row, where dp_accounting needs 0.02 s. In the same session the setting q = 0.001, sigma =
+6.188176, 10^6 steps, delta = 1e-10 went from refused (the balancing could not reach 1e-4) to
+[0.95306026, 0.95306429] in 4.2 s. The independent float reference of tests/pld_reference.py
+gives [0.9530316, 0.9531132] there. dp_accounting's pessimistic PLD at vdi 1e-5 gives 0.9604227,
+0.8% above the sound upper end.
 """
 
 from __future__ import annotations

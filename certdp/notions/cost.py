@@ -474,7 +474,8 @@ def pld_reach_refusal(pair: PrivacyPair, delta: Fraction, cost: PldCost) -> str 
     if cost.goal is None or cost.fit_h is None or cost.eps_guess <= 0 or cost.width_scale <= 0:
         return None
     if _merged_lower():
-        return None  # no balancing: the merged lower side is second order like the upper one
+        return None  # no balancing: the merged lower side is second order like the upper one (it
+        # reaches B2 of tests/test_cost_product_limit.py, which the balancing could not)
     comps = directions(pair)
     if not all(_retunable(parts, delta) for parts in comps.values()):
         return None  # the lower side keeps the round's lattice: the model of pld_cost stands
