@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import mpmath as mp
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose import to_ball, workprec
@@ -60,6 +60,7 @@ def _contains(ball: object, value: mp.mpf) -> bool:
     st.integers(-3000, 3000) | st.integers(20000, 400000),
     st.integers(0, 7),
 )
+@example(q="0.00001", sigma="50", direction="remove", k=9, start=48839, off=0)  # CI's draw, 2026-12-06
 def test_taylor_tails_contain_the_reference_and_match_pointwise(
     q: str, sigma: str, direction: str, k: int, start: int, off: int
 ) -> None:
@@ -76,8 +77,12 @@ def test_taylor_tails_contain_the_reference_and_match_pointwise(
         for i in range(0, n, 7):
             slow = pair.loss_tail(points[i])
             assert fast[i][0].overlaps(slow[0]) and fast[i][1].overlaps(slow[1])
-            for ball in fast[i]:  # relative accuracy, as the pointwise tails (delta may be 1e-300)
-                assert ball.rad() <= abs(ball.mid()) * to_ball(2) ** -100
+            # relative accuracy, as the pointwise tails (delta may be 1e-300): 2^-100, or twice the
+            # pointwise route's own where that is wider (at q = 1e-5, sigma = 50, tails near
+            # 1e-6334661, erfc at 128 bits keeps only about 100 bits: CI's draw, 2026-12-06)
+            for ball, point in zip(fast[i], slow, strict=True):
+                own = point.rad() / abs(point.mid()) if point.mid() != 0 else to_ball(0)
+                assert ball.rad() <= abs(ball.mid()) * (to_ball(2) ** -100).max(2 * own)
         for i in range(0, n, n // 12):
             ref = _mp_tails(pair.q, pair.sigma, direction, offset + h * (start + i))
             assert _contains(fast[i][0], ref[0]) and _contains(fast[i][1], ref[1]), (i, fast[i], ref)
