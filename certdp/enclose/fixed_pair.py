@@ -192,21 +192,17 @@ def pair_power(
             if coarse_from is not None and (2 * scale) ** 2 * coarse_from <= 1 << level and _spread(cur.p):
                 cur = prune(merge_two(cur), copies >> level)
                 if acc is not None:
-                    acc = prune(_merge_to(acc, 1), 1)
+                    acc = prune(merge_two(acc), 1)
                 scale *= 2
     assert acc is not None
     return acc, scale
 
 
-def _merge_to(fp: FixedPair, times: int) -> FixedPair:
+def merge_times(fp: FixedPair, times: int) -> FixedPair:
+    """Contract: ``times`` rounds of :func:`merge_two` (index J holds 2^times consecutive ones)."""
     for _ in range(times):
         fp = merge_two(fp)
     return fp
-
-
-def merge_times(fp: FixedPair, times: int) -> FixedPair:
-    """Contract: ``times`` rounds of :func:`merge_two` (index J holds 2^times consecutive ones)."""
-    return _merge_to(fp, times)
 
 
 def pair_product(

@@ -143,8 +143,6 @@ class MergedComposed:
     pair: FixedPair
     _guide: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
 
-    side: str = "lower"
-
     def _floats(self) -> tuple[np.ndarray, np.ndarray, float]:
         if "p" not in self._guide:
             n = self.pair.length()
@@ -161,26 +159,23 @@ class MergedComposed:
         """Contract: the units 2^-bits of the arrays."""
         return self.pair.bits
 
+    def _suffix_sums(self, c: float) -> np.ndarray:
+        """sum_{k >= j} (p_k - c q_k) for every j, in floats (only steers)."""
+        p, q, _ = self._floats()
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.nan_to_num(np.cumsum((p - c * q)[::-1])[::-1], nan=-np.inf)
+
     def _best_start(self, c: float) -> int:
         """The j maximising sum_{k >= j} (p_k - c q_k) in floats (only steers)."""
-        p, q, _ = self._floats()
-        if len(p) == 0:
-            return 0
-        with np.errstate(over="ignore", invalid="ignore"):
-            s = np.cumsum((p - c * q)[::-1])[::-1]
-        s = np.nan_to_num(s, nan=-np.inf)
-        return int(np.argmax(s))
+        s = self._suffix_sums(c)
+        return int(np.argmax(s)) if len(s) else 0
 
     def float_delta(self, eps: float) -> float:
         """Contract: a float estimate of :meth:`delta_lower` (only steers)."""
-        p, q, err = self._floats()
         c = math.exp(min(eps, 700.0))
-        if len(p) == 0:
-            return 0.0
-        with np.errstate(over="ignore", invalid="ignore"):
-            s = np.cumsum((p - c * q)[::-1])[::-1]
-        best = float(np.nanmax(s)) if len(s) else 0.0
-        return max(best - c * err, 0.0)
+        s = self._suffix_sums(c)
+        best = float(s.max()) if len(s) else 0.0
+        return max(best - c * self._floats()[2], 0.0)
 
     def delta_lower(self, eps: Fraction) -> Ball:
         """Contract: an exact ball <= delta_n(eps) of every pair whose merged sub-pair the arrays
