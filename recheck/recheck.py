@@ -364,20 +364,6 @@ def loss_tails(direction: str, q: Fraction, sigma: Fraction, loss: arb) -> tuple
     return phic(-x / s), (1 - qa) * phic(-x / s) + qa * phic((1 - x) / s)
 
 
-# Proves nothing (floats steer the balancing only): (P(L > y), Q(L > y)) in binary64.
-def tails_float(direction: str, q: Fraction, sigma: Fraction, y: float) -> tuple[float, float]:
-    qf, s = float(q), float(sigma)
-    yy = y if direction == "remove" else -y
-    e = math.expm1(min(yy, 700.0)) + qf  # past 700 the tails are 0 in floats anyway (no OverflowError)
-    if e <= 0:
-        return (1.0, 1.0) if direction == "remove" else (0.0, 0.0)
-    x = s * s * math.log(e / qf) + 0.5
-    tail = lambda z: math.erfc(z / math.sqrt(2)) / 2  # noqa: E731
-    if direction == "remove":
-        return (1 - qf) * tail(x / s) + qf * tail((x - 1) / s), tail(x / s)
-    return tail(-x / s), (1 - qf) * tail(-x / s) + qf * tail((1 - x) / s)
-
-
 # Proves a <= A 2^-b coefficient-wise: the one-step dominating lattice pair's P-masses (mass splitting).
 def one_step_upper(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> tuple[list, Fraction]:
     h, offset, ks = lat  # cells (ks[i-1], ks[i]] of any widths on the grid offset + k h
@@ -451,102 +437,68 @@ def power(base: tuple, n: int, floor_bits: int, prune_bits: int, clamp: int | No
         sq = product(sq, sq, n >> level, floor_bits, prune_bits, clamp)
 
 
-# Proves m <= the P-masses of a post-processing of one step, lowered to lattice points (balancing).
-def one_step_lower(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> list:
-    h, offset, ks = lat  # the groups below hold for cells of any widths
-    pts = [ball(offset + k * h) for k in ks]
-    tails = [loss_tails(direction, q, sigma, pt) for pt in pts]
-    n, one = len(pts), 1 << 60
-    # cell i = (point i-1, point i] for 1 <= i < n; "cell n" = the mass above the top point
-    p = [arb(0)] + [tails[i - 1][0] - tails[i][0] for i in range(1, n)] + [tails[-1][0]]
-    w = [arb(0)] + [tails[i - 1][1] - tails[i][1] for i in range(1, n)] + [tails[-1][1]]
-    e = [pt.exp() for pt in pts]
-    neg_b = [e[i] * w[i] - p[i] for i in range(n)]  # -B_i >= 0: cell i lies at or below point i
-    a = [p[i + 1] - e[i] * w[i + 1] for i in range(n)]  # A_i >= 0: cell i+1 lies above point i
+# Proves p <= 2^b P(cell) and w >= 2^b Q(cell) e^x, x = offset + (index - 1/2) h, per cell (merged cells, math.md 10).
+def one_step_merged(direction: str, q: Fraction, sigma: Fraction, lat: tuple, b: int) -> tuple:
+    h, offset, ks = lat  # cell i = (point i-1, point i] at index ks[i]; the mass beyond the ends joins the end cells
+    tails = [loss_tails(direction, q, sigma, ball(offset + k * h)) for k in ks]
+    pw = [[1 - tails[0][j]] + [tails[i - 1][j] - tails[i][j] for i in range(1, len(ks))] for j in (0, 1)]
+    pw[0][-1], pw[1][-1] = pw[0][-1] + tails[-1][0], pw[1][-1] + tails[-1][1]
+    idx = list(ks)  # a wide (tail) cell sits at the fine index below its float loss log(P/Q): any index is sound
+    for i in range(1, len(ks)):
+        pf, qf = float(pw[0][i].mid()), float(pw[1][i].mid())
+        if ks[i] - ks[i - 1] > 1 and pf > 0 and qf > 0 and math.isfinite(r := math.log(pf / qf)):
+            idx[i] = min(max(math.floor((r - float(offset)) / float(h)), ks[i - 1] + 1), ks[i])
+    # Q tilted by e^x, x = offset + (k - 1/2) h: the composed Q at index K is its tilted mass times
+    # e^-(n offset + (K - n/2) h), exactly; a cell tilted past 2 (only the bottom cell of a lattice far
+    # above the losses) is dropped from both arrays (a restriction), so the ints stay small
+    w = [
+        max(0, up(m * ball(offset + (k - Fraction(1, 2)) * h).exp(), f"Q at {k}", b))
+        for k, m in zip(idx, pw[1], strict=True)
+    ]
+    p = [0 if wi >> (b + 1) else max(0, low(m, f"P at {k}", b)) for k, m, wi in zip(idx, pw[0], w, strict=True)]
+    if sum(w := [0 if wi >> (b + 1) else wi for wi in w]) >> (b + 2):
+        raise Malformed(f"lattice [{ks[0]}, {ks[-1]}]: the tilted Q-masses add up past 4 (the kernel's work limit)")
+    return fine(idx, p), fine(idx, w)
 
-    # Proves the returned 60-bit dyadic (units 2^-60) lies in [0, 1] and at or below every point of x.
-    def fix(x: arb) -> int:
-        return 0 if not x.is_finite() else min(one, max(0, low(x, "fraction", 60)))
 
-    # group i takes u_i of cell i and up to 1 - u_{i+1} of cell i+1; balanced iff u_i |B_i| <= (1-u_{i+1}) A_i
-    top = [0] * (n + 1)  # exact balance solved down from the top (stable above the mode)
-    for i in range(n - 1, 0, -1):
-        top[i] = fix((1 - arb(top[i + 1]) / one) * a[i] / neg_b[i])
-    bot = [0] * (n + 1)  # and up from the bottom (stable below it)
-    for i in range(1, n):
-        if bot[i] == 0:
-            bot[i + 1] = one
-            continue
-        rest = 1 - arb(bot[i]) / one * neg_b[i] / a[i]
-        if rest.is_finite() and rest >= 0:
-            bot[i + 1] = fix(rest)
-        else:
-            bot[i], bot[i + 1] = min(bot[i], fix(a[i] / neg_b[i])), 0
-    # meet at a cell m = (x, y] near the mode, cut at c: (c, y] joins group m (balanced from above),
-    # (x, c] joins group m-1 (from below); the floats only choose m and c, the balls check them
-    loss = [float(offset + k * h) for k in ks]
-    pf = [float(x.mid()) for x in p]
-    mode = max(range(1, n), key=pf.__getitem__)
+# Proves P' <= P and Q <= Q' + D on one event (index ranges kept by P's pruning, the same for Q: a restriction).
+def merged_product(x: tuple, y: tuple, copies: int, floor_bits: int) -> tuple:
+    pp = product(x[0], y[0], copies, floor_bits, floor_bits - 12)
+    c, s, *rest = product(x[1], y[1], copies, floor_bits, 1 << 30)  # Q is never pruned on its own
+    k = max(0, pp[1] - s)
+    return pp, (c.right_shift(k).truncate(max(1, pp[1] + pp[0].length() - s - k)), s + k, *rest)
 
-    # Proves nothing (floats): the P- and Q-mass of the loss interval (c, point m].
-    def split(m: int, c: float) -> tuple[float, float]:
-        (tp_c, tq_c), (tp_y, tq_y) = tails_float(direction, q, sigma, c), tails_float(direction, q, sigma, loss[m])
-        return tp_c - tp_y, tq_c - tq_y
 
-    # Proves nothing (floats): the least cut c balancing group m, and the score of meeting at m.
-    def cut(m: int) -> tuple[float, float]:
-        need = (1 - top[m + 1] / one) * float(a[m].mid())
-        x, y = loss[m - 1], loss[m]
-        if float(neg_b[m].mid()) > need:
-            for _ in range(44):
-                mid = (x + y) / 2
-                pp, ww = split(m, mid)
-                x, y = (x, mid) if math.exp(min(loss[m], 700.0)) * ww - pp <= need else (mid, y)
-        pp, ww = split(m, y)
-        a_low = (pf[m] - pp) - math.exp(min(loss[m - 1], 700.0)) * (float(w[m].mid()) - ww)
-        u_low = min(bot[m - 1] / one, max(0.0, a_low) / max(float(neg_b[m - 1].mid()), 1e-300))
-        # the lower measure's mean is a constant plus h sum_i u_i p_i: the score is the mass sent up
-        return y, prefix[m - 1] + u_low * pf[m - 1] + pp + suffix[m + 1]
+# Proves the n-fold composition of the merged pair <= / >= as merged_product (exact integer binary powering).
+def merged_power(base: tuple, n: int, floor_bits: int) -> tuple:
+    result, sq, k, level = None, base, n, 0
+    while True:
+        if k & 1:
+            result = sq if result is None else merged_product(result, sq, 1, floor_bits)
+        k, level = k >> 1, level + 1
+        if not k:
+            return result
+        sq = merged_product(sq, sq, n >> level, floor_bits)
 
-    prefix, suffix = [0.0] * (n + 2), [0.0] * (n + 2)
-    for i in range(n):
-        prefix[i + 1] = prefix[i] + bot[i] / one * pf[i]
-    for i in range(n - 1, -1, -1):
-        suffix[i] = suffix[i + 1] + top[i] / one * pf[i]
-    cands = [m for m in range(max(2, mode - 512), min(n - 1, mode + 512)) if pf[m] > 1e-30]
-    if not cands:
-        raise NotProved(f"balancing: no cell with mass near the mode of lattice [{ks[0]}, {ks[-1]}]")
-    meet = max(cands, key=lambda m: cut(m)[1])
-    c_f = cut(meet)[0]
-    x_pt, y_pt = offset + ks[meet - 1] * h, offset + ks[meet] * h
-    c = min(y_pt, max(x_pt, x_pt + math.ceil((Fraction(c_f) - x_pt) / h * 2**40) * h / 2**40))
-    nudge = h / 2**40
-    for _ in range(12):  # move c up (a smaller upper piece) until group m is provably balanced
-        tp_c, tq_c = loss_tails(direction, q, sigma, ball(c))
-        p_up, w_up = tp_c - tails[meet][0], tq_c - tails[meet][1]
-        neg_up = e[meet] * w_up - p_up
-        if c == y_pt or neg_up <= (1 - arb(top[meet + 1]) / one) * a[meet]:
-            break
-        c, nudge = min(y_pt, c + nudge), nudge * 16
-    if c == y_pt:
-        p_up, w_up, neg_up = arb(0), arb(0), arb(0)
-    a_low = (p[meet] - p_up) - e[meet - 1] * (w[meet] - w_up)  # A of the lower piece for group m-1
-    u = bot[:meet] + top[meet:]
-    u[0], u[n] = 0, 0
-    u[meet - 1] = min(u[meet - 1], fix(a_low / neg_b[meet - 1]))
-    for i in range(n):  # the witness check: every group is balanced, in ball arithmetic
-        if i == meet:
-            ok = c == y_pt or neg_up <= (1 - arb(u[i + 1]) / one) * a[i]
-        elif i == meet - 1:
-            ok = not u[i] or arb(u[i]) / one * neg_b[i] <= a_low
-        else:
-            ok = not u[i] or arb(u[i]) / one * neg_b[i] <= (1 - arb(u[i + 1]) / one) * a[i]
-        if not ok:
-            raise NotProved(f"balancing at lattice index {ks[i]}: group not provably balanced")
-    masses = [arb(u[i]) / one * p[i] + (1 - arb(u[i + 1]) / one) * p[i + 1] for i in range(n)]
-    masses[meet - 1] = arb(u[meet - 1]) / one * p[meet - 1] + (p[meet] - p_up)
-    masses[meet] = p_up + (1 - arb(u[meet + 1]) / one) * p[meet + 1]
-    return fine(ks, [max(0, low(m, f"lower mass at lattice index {k}", b)) for k, m in zip(ks, masses, strict=True)])
+
+# Proves delta_n(eps) >= sum_{K >= j} (P_K - e^eps Q_K) for the composed merged cells (a post-processing).
+def merged_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, floor_bits: int, first_bits: int) -> Fraction:
+    (h, offset, ks), n = lat, mech[2]
+    p, w = one_step_merged(direction, mech[0], mech[1], lat, first_bits)
+    base = ((fmpz_poly(p), ks[0], first_bits, 0), (fmpz_poly(w), ks[0], first_bits, 0))
+    (cp, sp, bp, _), (cw, sw, bw, dw) = merged_power(base, n, floor_bits)
+    cp, cw = [int(v) for v in cp.coeffs()], [int(v) for v in cw.coeffs()]
+    fl = lambda c, e: math.ldexp(c >> (t := max(0, c.bit_length() - 60)), min(900, e + t))  # noqa: E731
+    acc, best, j, a = 0.0, 0.0, len(cp), eps - n * (offset - h / 2)  # floats only choose the start sp + j
+    for i in range(len(cp) - 1, -1, -1):
+        wi = cw[sp + i - sw] if 0 <= sp + i - sw < len(cw) else 0
+        acc += fl(cp[i], -bp) - math.exp(min(700.0, float(a - (sp + i) * h))) * fl(wi, -bw)
+        best, j = (acc, i) if acc > best else (best, j)
+    k0 = sp + j  # the composed Q past k0: tilted masses times e^(a - K h), at most e^(a - k0 h)
+    kw = max(k0, sw)
+    s_w = arb_poly(cw[kw - sw :])((-ball(h)).exp()) if kw - sw < len(cw) else arb(0)
+    q_part = ball(a - kw * h).exp() * s_w + ball(a - k0 * h).exp() * dw
+    return low((arb(sum(cp[j:])) - q_part * arb(2) ** (bp - bw)) / arb(2) ** bp, f"delta lower bound ({direction})")
 
 
 # Proves delta_n(eps) <= bound (upper) or >= bound (lower) for one direction of the mechanism.
@@ -555,11 +507,9 @@ def pld_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, upper: boo
     (h, offset, ks), lo = lat, lat[2][0]
     floor_bits = max(64, math.ceil(math.log2(1 / delta)) + 56)
     first_bits = floor_bits + (steps * (ks[-1] - lo + 1)).bit_length()
-    if upper:
-        coeffs, p_inf = one_step_upper(direction, q, sigma, lat, first_bits)
-    else:
-        coeffs, p_inf = one_step_lower(direction, q, sigma, lat, first_bits), Fraction(0)
-    # the lower side ignores d: its coefficients are floors of lower ends, pruned ones dropped
+    if not upper:
+        return merged_delta(direction, mech, lat, eps, floor_bits, first_bits)
+    coeffs, p_inf = one_step_upper(direction, q, sigma, lat, first_bits)
     c, start, b, d = power((coeffs, lo, first_bits, 0), steps, floor_bits, floor_bits - 12)
     # points n*offset + K h for K = start + i; delta = sum_{l > eps} C (1 - e^(eps - l)) + D + inf part
     base_loss = steps * offset + start * h
@@ -572,15 +522,16 @@ def pld_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, upper: boo
     s0 = sum(tail)
     s1 = arb_poly(tail)((-ball(h)).exp()) if tail else arb(0)
     finite = (arb(s0) - (ball(eps - base_loss - j * h)).exp() * s1) / arb(2) ** b
-    if not upper:
-        return low(finite, f"delta lower bound ({direction})")
     inf_part = -(steps * (-ball(p_inf)).log1p()).expm1()
     return up(finite + ball(Fraction(d, 2**b)) + inf_part, f"delta bound ({direction})")
 
 
 # Proves pld-upper: delta_n(upper) <= delta in every direction; pld-lower: delta_n(lower) > delta in one.
 def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
-    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"))
+    # a refutation's lower construction (balanced or merged) is a hint: any is proved by merged cells here
+    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"), ("lower",))
+    if meth.get("lower", "merged") not in ("balanced", "merged") or ("lower" in meth and meth["name"] != "pld-lower"):
+        raise Malformed(f"field {where}.method.lower: {meth['lower']!r} is not balanced or merged of a pld-lower")
     integer(meth["prec_bits"], where + ".method.prec_bits", 64, 128)
     integer(meth["prune_floor_bits"], where + ".method.prune_floor_bits", 40, 200)
     _, _, steps, direction, delta = mech
@@ -938,7 +889,7 @@ def recheck(path: str, pubkey_path: str | None = None) -> tuple[list[str], list[
                 body[where]["method"],
                 where + ".method",
                 ("name", "prec_bits"),
-                ("orders", "lattices", "grid", "prune_floor_bits"),
+                ("orders", "lattices", "grid", "prune_floor_bits", "lower"),
             )
             keys(
                 body[where]["mechanism"]["params"],

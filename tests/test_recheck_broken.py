@@ -23,6 +23,7 @@ import certdp.notions.pld as pld
 from certdp.cli import main as certdp_main
 from certdp.enclose import Ball, to_ball
 from certdp.notions.pld_lattice import LatticePmf, LossLattice
+from certdp.notions.pld_merged import MergedStep
 from certdp.pairs import PrivacyPair
 from certdp.pairs.subsampled import SubsampledGaussian
 
@@ -51,7 +52,8 @@ def calibrate(via: str, tmp_path: Path, name: str) -> tuple[Path, Path, float]:
 
 
 def drop_upper_tail(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Break the one-step lattice pmfs: 1% of the P-mass at losses > 0 and at +inf is lost.
+    """Break the one-step lattice pmfs: 1% of the P-mass at losses > 0 and at +inf is lost (and
+    of the merged cells above loss 0).
 
     The upper pmf is the break that matters. The lower pmf loses the same 1% (which keeps it a sound
     lower bound), because a break of the upper side alone is caught by certdp itself: its lower
@@ -69,6 +71,16 @@ def drop_upper_tail(monkeypatch: pytest.MonkeyPatch) -> None:
             return LatticePmf(pmf.lattice, coeffs, pmf.p_inf * keep)
 
         monkeypatch.setattr(pld, name, broken)
+    for name in ("merged_step", "merged_tail_step"):  # the merged lower side (calibrations' refutations)
+        honest_merged = getattr(pld, name)
+
+        def broken_merged(lattice, cells, *rest, honest=honest_merged) -> MergedStep:
+            step = honest(lattice, cells, *rest)
+            keep = to_ball(KEEP)
+            ps = [p * keep if lattice.offset + (step.offset + i) * lattice.h > 0 else p for i, p in enumerate(step.p)]
+            return MergedStep(step.offset, ps, step.q)
+
+        monkeypatch.setattr(pld, name, broken_merged)
 
 
 def lower_cgf(monkeypatch: pytest.MonkeyPatch) -> None:

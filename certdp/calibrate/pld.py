@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import (
+    MAX_MERGED_THRESHOLD,
     MAX_PLD_CELLS,
     MAX_PLD_H,
     MAX_PLD_PRODUCT,
@@ -129,6 +130,9 @@ class PldCalibration:
     miss_reason: str | None
     seconds: float
     probes: dict[str, int] = field(default_factory=dict)
+    #: the lower-bound construction of the refutation (and of every lower end here): "merged"
+    #: cells (certdp.notions.pld_merged, units sized for eps) or "balanced" lattice points
+    lower: str = "balanced"
 
     __repr__ = readable_repr
 
@@ -210,6 +214,11 @@ def calibrate_pld(
     cache: OrderedDict[tuple[Fraction, str, Fraction, bool], LatticeBounds] = OrderedDict()
 
     steer_bits = bulk_bits(d, n)
+    # the lower ends by merged cells (docs/math.md §10): second order with no edge loss, and on the
+    # upper side's own lattice (no offset search, no second lattice); its units are sized for the
+    # target, which the verifier reads from the check's threshold (the same integers). Past
+    # MAX_MERGED_THRESHOLD the units would be too wide: the balancing on tuned lattices
+    lower_kind = "merged" if target <= MAX_MERGED_THRESHOLD else "balanced"
 
     def bounds(sigma: Fraction, d_name: str, hh: Fraction, tuned: bool) -> LatticeBounds:
         """Upper bounds use the lattice of offset 0 (the split is second order at any offset);
@@ -218,6 +227,7 @@ def calibrate_pld(
         cells only where one step's loss has its mass (the long light tails in coarse cells; at
         q = 256/50000 and 2^-16 a plain lattice has 213k cells, a split one 107k). The
         certificate records it, and the verifier and the recheck kernel rebuild it."""
+        tuned = tuned and lower_kind == "balanced"  # merged cells need no tuned offset
         key = (sigma, d_name, hh, tuned)
         if not tuned and (sigma, d_name, hh, True) in cache:
             # a tuned lattice at this sigma and h is there already: its cells serve the upper side
@@ -251,15 +261,16 @@ def calibrate_pld(
             # one spacing throughout and the verifier's product limit: what a certificate records is
             # proved as `certdp verify` recomputes it, and a lattice it cannot recompute is refused
             # here (attack review: a q = 1, 256-step refutation needed 5.1e6-coefficient products)
+            how = {"coarsen": False, "lower": lower_kind, "units_eps": target if lower_kind == "merged" else None}
             if spl is not None:
-                cache[key] = LatticeBounds(pair, n, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, coarsen=False)
+                cache[key] = LatticeBounds(pair, n, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, **how)
             else:
                 lattice = (
                     tuned_lattice(pair, hh, tail_bits, cells)
                     if tuned
                     else lattice_for(pair, hh, tail_bits, max_cells=cells)
                 )
-                cache[key] = LatticeBounds(pair, n, lattice, floor, MAX_PLD_PRODUCT, coarsen=False)
+                cache[key] = LatticeBounds(pair, n, lattice, floor, MAX_PLD_PRODUCT, **how)
             while len(cache) > CACHED_LATTICES:
                 cache.popitem(last=False)
         return cache[key]
@@ -447,6 +458,7 @@ def calibrate_pld(
         miss_reason=reason,
         seconds=time.perf_counter() - began,
         probes=probes,
+        lower=lower_kind,
     )
 
 

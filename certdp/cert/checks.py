@@ -191,6 +191,8 @@ class Check:
     #: lattice; and the pruning floor 2^-prune_bits
     lattices: dict[str, tuple[Fraction | int, ...]] | None = None
     prune_bits: int | None = None
+    #: pld-lower: the lower-bound construction, "balanced" (the default of older files) or "merged"
+    lower: str | None = None
 
 
 def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: str) -> dict[str, float]:
@@ -403,7 +405,15 @@ def _pld_check(
         if split is None:
             L.at_most(f"{at} cells hi - lo", hi - lo, L.MAX_PLD_CELLS)
         lattices[direction] = (h, offset, lo, hi, *(split or ()))
-    return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits)
+    lower = method.get("lower")
+    if lower is not None and relation != ">":
+        raise bad(f"{where}/method/lower", f"{lower!r}: only a pld-lower check names its lower construction")
+    if lower == "merged" and threshold > L.MAX_MERGED_THRESHOLD:
+        # its units carry ceil(threshold / ln 2) + 2 extra bits; past 40 a refutation takes the balancing
+        raise bad(f"{where}/method/lower", f"merged needs threshold <= {L.MAX_MERGED_THRESHOLD}, not {threshold}")
+    if relation == ">":
+        lower = lower or "balanced"
+    return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits, lower)
 
 
 def _split_fields(at: str, lat: dict[str, Any], lo: int, hi: int) -> tuple[int, int, int] | None:

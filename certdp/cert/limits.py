@@ -128,6 +128,10 @@ MIN_CHECK_PREC = {
 MIN_PRUNE_BITS, MAX_PRUNE_BITS = 40, 200
 MAX_PLD_STEPS = 10**6  # certdp.notions.pld.MAX_STEPS: the products are capped by MAX_PLD_PRODUCT
 MAX_PLD_PRODUCT = 1 << 22  # certdp.notions.pld.MAX_REFINE_PRODUCT: 0.5 GB at 10^6 steps
+#: a merged pld-lower check (method lower = merged) sizes its units for its threshold: Q's
+#: integers carry ceil(threshold / ln 2) + 2 extra bits, so the threshold is bounded (as
+#: certdp.notions.cost.MERGED_MAX_EPS bounds the accountant's merged rounds)
+MAX_MERGED_THRESHOLD = 40
 
 #: random allocation's epsilon checks (hockey-upper, hockey-lower): the largest target epsilon
 #: (certdp.notions.allocation_dp.MAX_EPS: the remove side needs epoch ratios up to e^eps), and the

@@ -77,7 +77,8 @@ def _enclosure(check: Check) -> Enclosure:
 def _pld(check: Check, end: Fraction) -> EndProof:
     """pld-upper: the mechanism is (end, delta)-DP iff every direction is, so each direction's
     delta_upper(end) must be <= delta; pld-lower: eps(delta) > end as soon as one direction's
-    delta_lower(end) > delta (delta_n is nonincreasing in eps)."""
+    delta_lower(end) > delta (delta_n is nonincreasing in eps), by the recorded lower construction
+    (balanced lattice points, or merged cells)."""
     from certdp.notions.pld import LatticeBounds, LossLattice
     from certdp.notions.pld_split import SplitLattice
     from certdp.pairs import SubsampledGaussian
@@ -85,6 +86,12 @@ def _pld(check: Check, end: Fraction) -> EndProof:
     assert check.lattices is not None and check.prune_bits is not None and check.delta is not None
     params, side = check.mechanism.params, "upper" if check.method == "pld-upper" else "lower"
     shown: list[str] = []
+    # one spacing throughout (coarsen=False): at least as tight as the coarsened upper side that
+    # proved the claim, and determined by the recorded lattice alone; a merged refutation's units
+    # are sized for the threshold, as the calibration sized them (the same integers)
+    how: dict[str, object] = {"coarsen": False}
+    if check.lower == "merged":
+        how.update(lower="merged", units_eps=check.threshold)
     with workprec(check.prec_bits):
         d = to_ball(check.delta)
         for direction, (h, offset, lo, hi, *split) in sorted(check.lattices.items()):
@@ -94,14 +101,12 @@ def _pld(check: Check, end: Fraction) -> EndProof:
                 if split:  # fine bulk cells, coarse tail cells (certdp.notions.pld_split)
                     b_lo, b_hi, stride = split
                     spl = SplitLattice(LossLattice(h, b_lo, b_hi, offset), lo, hi, stride)
-                    # one spacing throughout (coarsen=False): at least as tight as the coarsened
-                    # upper side that proved the claim, and determined by the recorded lattice alone
                     bounds = LatticeBounds(
-                        pair, check.mechanism.steps, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, coarsen=False
+                        pair, check.mechanism.steps, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, **how
                     )
                 else:
                     lattice = LossLattice(h, lo, hi, offset)
-                    bounds = LatticeBounds(pair, check.mechanism.steps, lattice, floor, MAX_PLD_PRODUCT, coarsen=False)
+                    bounds = LatticeBounds(pair, check.mechanism.steps, lattice, floor, MAX_PLD_PRODUCT, **how)
                 ball = bounds.delta(side, end)
             except LimitExceeded as exc:
                 # name the lattice and direction whose powers outgrew the limit; verify prefixes the check

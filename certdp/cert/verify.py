@@ -107,7 +107,7 @@ def _check(name: str, check: Check, raw: dict[str, Any]) -> dict[str, Any]:
         "threshold": threshold,
         "of": describe(raw, check.mechanism),
         "method": check.method,
-        "recorded": {side: exact_str(shown)},
+        "recorded": {side: rec[side]},  # the file's own text (its value was checked above)
         "recomputed": proof.recomputed,
         # every number of the result that was proved, and every one that was not
         "rechecked": [f"result/{side}", f"result/{side}_dyadic", "threshold"],

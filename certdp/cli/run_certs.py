@@ -217,6 +217,7 @@ def _calibrate_pld(
             "refutation": None if res.refutation is None else _pld_lattices(res.refutation),
             "prune_floor": str(res.prune_floor),
             "prec_bits": res.prec_bits,
+            "lower": res.lower,
         },
         "seconds": round(res.seconds, 3),
         "note": "sigma - step is proved NOT (epsilon, delta)-DP (the lattice lower bound): no sound accountant "
@@ -258,6 +259,7 @@ def _calibrate_pld(
                 # enclosure is that point (other_end False: nothing else is recorded)
                 _ends(miss.lower, miss.upper if miss.upper is not None else miss.lower, res.prec_bits),
                 other_end=miss.upper is not None,
+                lower=res.lower,
             )
         body = make_body(
             res.step,

@@ -466,6 +466,9 @@ class LatticeBounds:
     part's cell masses are shared by the sides, and each side's product by its queries. The
     composition is ``steps`` runs of ``pair`` on ``lattice``, then those of ``others``.
 
+    ``lower="merged"``: the lower side by merged cells (certdp.notions.pld_merged), its units sized
+    for the eps it is asked at, or for ``units_eps`` when given (then fixed for every query).
+
     ``coarsen`` (default): the partial powers move to coarser lattices as they spread (the upper
     side always, the lower side in plain one-part compositions)
     (docs/math.md §10, "Coarsening the partial powers"; certdp.notions.pld_fixed.COARSE_FROM);
@@ -485,6 +488,7 @@ class LatticeBounds:
         split: SplitLattice | None = None,
         coarsen: bool = True,
         lower: str = "balanced",
+        units_eps: Fraction | None = None,
     ) -> None:
         if split is not None and (others or split.bulk != lattice):
             raise InvalidArgument("a split lattice is for one part, with lattice = its bulk")
@@ -501,6 +505,11 @@ class LatticeBounds:
         if lower not in ("balanced", "merged"):
             raise invalid("lower", lower, "must be balanced or merged")
         self.lower = lower
+        # a fixed units hint makes the merged side a function of the recorded data alone (the
+        # certificate verifier recomputes a refutation at the check's threshold: the same units)
+        if units_eps is not None and not 0 <= units_eps <= 10**4:
+            raise invalid("units_eps", units_eps, "must be in [0, 10000]")
+        self.units_eps = units_eps
         self._cells: dict[int, Cells] = {}
         self._composed: dict[str, FixedComposed] = {}
         self._split_tails: dict[str, TailCells] = {}
@@ -514,6 +523,8 @@ class LatticeBounds:
         if side not in self._composed:
             if side not in ("upper", "lower"):
                 raise invalid("side", side, "must be lower or upper")
+            if self.units_eps is not None:
+                eps_hint = float(self.units_eps)
             if side == "lower" and self.lower == "merged" and q_extra_bits(eps_hint) is not None:
                 self._composed[side] = self._merged(eps_hint)  # type: ignore[assignment]
                 return self._composed[side]
@@ -566,7 +577,7 @@ class LatticeBounds:
         if side == "upper":
             return eps_upper_fixed(self.composed(side), delta)
         hint = 0.0
-        if self.lower == "merged" and "lower" not in self._composed:
+        if self.lower == "merged" and "lower" not in self._composed and self.units_eps is None:
             hint = float(self.eps("upper", delta))  # the lower end lies below it
         return eps_lower_fixed(self.composed(side, hint), delta)
 
