@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+import certdp.calibrate.pld as calibrate_pld
 import certdp.notions.pld as pld
 from certdp.cli import main as certdp_main
 from certdp.enclose import Ball, to_ball
@@ -81,6 +82,9 @@ def drop_upper_tail(monkeypatch: pytest.MonkeyPatch) -> None:
             return MergedStep(step.offset, ps, step.q)
 
         monkeypatch.setattr(pld, name, broken_merged)
+    # the calibration's float plan (certdp.notions.pld_float) steers by unbroken float masses, so
+    # it would lead the broken search back to the honest sigma: the broken bounds drive it alone
+    monkeypatch.setattr(calibrate_pld, "_float_plan", lambda *args: None)
 
 
 def lower_cgf(monkeypatch: pytest.MonkeyPatch) -> None:

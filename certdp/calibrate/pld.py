@@ -49,6 +49,7 @@ from certdp.notions.pld import (
     tuned_lattice,
 )
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
+from certdp.notions.pld_float import FloatEstimate, float_eps
 from certdp.notions.pld_lattice import choose_offset
 from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice
 from certdp.pairs import SubsampledGaussian, compose
@@ -313,60 +314,85 @@ def calibrate_pld(
     # the budget is also checked inside each composition (between its products), not only between
     # probes: one probe at a fine h can take minutes
     with workprec(PLD_PREC), checkpoints(lambda: deadline.check("composing a PLD lattice")):
-        sigma0 = _affordable_start(qq, n, d, dirs, coarse_h)
-        # the decisive direction: the larger coarse eps at the start (the other is checked at the
-        # end); a start whose coarse lattice cannot be formed (a fine spacing for a small target)
-        # moves up, where lattices are smaller
-        while True:
-            try:
-                first = {dn: eps_up(sigma0, dn, coarse_h) for dn in dirs}
-                break
-            except LimitExceeded as exc:
-                sigma0 *= 4
-                if sigma0 > MAX_SIGMA:
-                    raise LimitExceeded(
-                        f"no sigma up to {MAX_SIGMA} has a coarse lattice at h={exact_str(coarse_h)} ({exc}): "
-                        "calibrate with --via rdp"
-                    ) from None
-        main = max(dirs, key=first.__getitem__)
-
-        def coarse(sigma: float) -> float:
-            return float(eps_up(Fraction(sigma).limit_denominator(10**12), main, coarse_h)) - float(target)
-
-        sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets, float(sigma0))
-        k = max(k_min, math.ceil(Fraction(sigma_c) / st))
-        if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
-            newton = (k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st
-            # within 2% of the coarse root: the fine and coarse lattices differ by far less, so a
-            # longer step means a bad slope (the walk below then starts from the coarse root)
-            k = max(k_min, math.ceil(min(max(newton, k * Fraction(49, 50)), k * Fraction(51, 50))))
-        # the predicted finish: the step where eps crosses the target and the spacings that decide
-        # it, from both sides at h and h/2 (second order in h), then one claim and one refutation
-        # probe (CIFAR-10 at (3, 1e-5): 19 fine probes became 6); the walk and refinement below
-        # take over when it does not decide
+        # the float plan (certdp.notions.pld_float): where eps crosses the target and the spacings
+        # that decide it, from float estimates of the merged cells; then one claim and one
+        # refutation probe (CIFAR-10 at (8, 1e-5): 17 certified probes, 14 s, became ...). The
+        # certified search below takes over when it does not decide
         claim_h, hh, refutation, reason, low_miss = h, h, None, None, Fraction(0)
-        finish, guesses = None, [k]
-        if k > k_min and slope < 0:
-            finish = _predicted_finish(
+        finish = None
+        plan = None
+        if lower_kind == "merged":
+            plan = _float_plan(qq, n, d, dirs, target, st, k_min, h, tail_bits, deadline)
+        if plan is not None:
+            main, k, estimates = plan
+            finish = _planned_finish(
                 lambda kk, at: eps_up(kk * st, main, at),
                 lambda kk, at: eps_low(kk * st, main, at),
                 k,
-                k_min,
-                h,
                 target,
-                -slope * float(st),
-                guesses,
+                estimates,
+                h,
             )
-        if finish is not None:
-            k, claim_h, hh, proved_miss = finish
-            if proved_miss is not None:
-                low_miss = proved_miss
-                refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
-        else:
-            # the walk starts from the prediction's last estimate (q = 0.001, 10^6 steps, eps = 1:
-            # the coarse root 52.6 against about 6.18; galloping down from it took ~600 probes)
-            k = guesses[-1]
-            k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
+            if finish is not None:
+                k, claim_h, hh, proved_miss = finish
+                if proved_miss is not None:
+                    low_miss = proved_miss
+                    refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
+        if finish is None:
+            sigma0 = _affordable_start(qq, n, d, dirs, coarse_h)
+            # the decisive direction: the larger coarse eps at the start (the other is checked at the
+            # end); a start whose coarse lattice cannot be formed (a fine spacing for a small target)
+            # moves up, where lattices are smaller
+            while True:
+                try:
+                    first = {dn: eps_up(sigma0, dn, coarse_h) for dn in dirs}
+                    break
+                except LimitExceeded as exc:
+                    sigma0 *= 4
+                    if sigma0 > MAX_SIGMA:
+                        raise LimitExceeded(
+                            f"no sigma up to {MAX_SIGMA} has a coarse lattice at h={exact_str(coarse_h)} ({exc}): "
+                            "calibrate with --via rdp"
+                        ) from None
+            main = max(dirs, key=first.__getitem__)
+
+            def coarse(sigma: float) -> float:
+                return float(eps_up(Fraction(sigma).limit_denominator(10**12), main, coarse_h)) - float(target)
+
+            sigma_c, slope = _solve(coarse, float(target), float(s_min), float(MAX_SIGMA), floor_meets, float(sigma0))
+            k = max(k_min, math.ceil(Fraction(sigma_c) / st))
+            if k > k_min:  # Newton step from the coarse root with the coarse slope (slope < 0)
+                newton = (k * st + (eps_up(k * st, main, h) - target) / Fraction(-slope)) / st
+                # within 2% of the coarse root: the fine and coarse lattices differ by far less, so a
+                # longer step means a bad slope (the walk below then starts from the coarse root)
+                k = max(k_min, math.ceil(min(max(newton, k * Fraction(49, 50)), k * Fraction(51, 50))))
+            # the predicted finish: the step where eps crosses the target and the spacings that decide
+            # it, from both sides at h and h/2 (second order in h), then one claim and one refutation
+            # probe (CIFAR-10 at (3, 1e-5): 19 fine probes became 6); the walk and refinement below
+            # take over when it does not decide
+            claim_h, hh, refutation, reason, low_miss = h, h, None, None, Fraction(0)
+            finish, guesses = None, [k]
+            if k > k_min and slope < 0:
+                finish = _predicted_finish(
+                    lambda kk, at: eps_up(kk * st, main, at),
+                    lambda kk, at: eps_low(kk * st, main, at),
+                    k,
+                    k_min,
+                    h,
+                    target,
+                    -slope * float(st),
+                    guesses,
+                )
+            if finish is not None:
+                k, claim_h, hh, proved_miss = finish
+                if proved_miss is not None:
+                    low_miss = proved_miss
+                    refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
+            else:
+                # the walk starts from the prediction's last estimate (q = 0.001, 10^6 steps, eps = 1:
+                # the coarse root 52.6 against about 6.18; galloping down from it took ~600 probes)
+                k = guesses[-1]
+                k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
         sigma = k * st
         if sigma < MIN_SIGMA or sigma > MAX_SIGMA:
             raise LimitExceeded(
@@ -460,6 +486,163 @@ def calibrate_pld(
         probes=probes,
         lower=lower_kind,
     )
+
+
+#: the float plan: the fraction of each gap (target - eps(sigma), eps(sigma - step) - target) that
+#: a decisive probe's modelled error may take, and the upper end's error coefficient over the
+#: merged lower end's (measured: CIFAR-10 at (8, 1e-5), 2450 against 1250 on 2^-11 .. 2^-14)
+PLAN_SAFETY = 0.5
+PLAN_UPPER_RATIO = 2.0
+#: the fine float estimates agree to this fraction of one sigma step's fall in eps
+PLAN_TOLERANCE = 0.02
+#: retries of a decisive probe at a finer spacing (each from the error it measured)
+PLAN_RETRIES = 3
+
+
+def _float_plan(
+    q: Fraction,
+    n: int,
+    delta: Fraction,
+    dirs: list[str],
+    target: Fraction,
+    st: Fraction,
+    k_min: int,
+    h: Fraction,
+    tail_bits: int,
+    deadline: Deadline | None = None,
+) -> tuple[str, int, dict[int, FloatEstimate]] | None:
+    """(decisive direction, k, float estimates at k and k - 1): k is the least step with the float
+    estimate of eps(k step) <= target (certdp.notions.pld_float.float_eps: merged cells in floats on
+    two spacings, Richardson), after a log-log secant search for the root on 4h. The decisive
+    direction is the one with the larger estimate there; k is then settled on spacings from 2h
+    down, until two extrapolations agree within PLAN_TOLERANCE of one step's fall in eps.
+    None where an estimate fails or the root
+    leaves [MIN_SIGMA, MAX_SIGMA] or k - 1 < k_min.
+
+    Contract: floats only (no enclosure); it chooses where the certified probes go.
+    """
+    t, df = float(target), float(delta)
+
+    def est(
+        sigma: Fraction, d_name: str, hh: Fraction, tol: float | None = None, finest: Fraction = MIN_REFINE_H
+    ) -> FloatEstimate | None:
+        if deadline is not None:  # BudgetExhausted past max-seconds, as between certified probes
+            deadline.check("steering the calibration by float estimates")
+        return float_eps(SubsampledGaussian(q, sigma, d_name), n, df, hh, tail_bits, tol, finest)
+
+    def root(d_name: str, x: float) -> float | None:
+        search_h = min(MAX_PLD_H, 4 * h)
+        power, prev = -1.5, None
+        for _ in range(40):
+            if not float(MIN_SIGMA) <= x <= float(MAX_SIGMA):
+                return None
+            e = est(Fraction(x).limit_denominator(10**12), d_name, search_h)
+            if e is None:
+                return None
+            if prev is not None and prev[0] != x and e.eps != prev[1]:
+                secant = math.log(e.eps / prev[1]) / math.log(x / prev[0])
+                power = secant if -6 < secant < -0.05 else power
+            prev = (x, e.eps)
+            # within a factor 2: a float estimate far below the root is slow (q = 0.005, 1000 steps,
+            # eps = 8: from sigma = 1 a factor 1/8 reached sigma = 0.23, eps = 103, 11 s)
+            step = min(2.0, max(0.5, (t / e.eps) ** (1 / power)))
+            if abs(step - 1) < 1e-9:
+                return x
+            x *= step
+        return None
+
+    main, x = dirs[0], root(dirs[0], 1.0)
+    if x is None:
+        return None
+    # the fine estimates must agree to a fraction of one step's fall in eps (eps ~ sigma^-1.5)
+    tol = PLAN_TOLERANCE * 1.5 * t * float(st) / x
+    for other in dirs[1:]:  # the other direction decides where its estimate is larger
+        at = Fraction(x).limit_denominator(10**12)
+        e_main, e_other = est(at, main, 4 * h), est(at, other, 4 * h)
+        if e_main is None or e_other is None:
+            return None
+        if e_other.eps > e_main.eps:
+            main, x = other, root(other, x)
+            if x is None:
+                return None
+    k = max(k_min + 1, math.ceil(Fraction(x) / st))
+    found: dict[int, FloatEstimate] = {}
+    for _ in range(8):  # the least k whose fine estimate meets the target
+        for kk in (k, k - 1):
+            if kk not in found:
+                e = est(kk * st, main, 2 * h, tol)
+                if e is None:
+                    return None
+                found[kk] = e
+        if found[k].eps > t:
+            k += 1
+        elif found[k - 1].eps <= t:
+            k -= 1
+            if k - 1 < k_min:
+                return None
+        else:
+            return main, k, {k: found[k], k - 1: found[k - 1]}
+    return None
+
+
+def _planned_finish(
+    up: Callable[[int, Fraction], Fraction],
+    low: Callable[[int, Fraction], Fraction],
+    k: int,
+    target: Fraction,
+    estimates: dict[int, FloatEstimate],
+    h: Fraction,
+) -> tuple[int, Fraction, Fraction, Fraction | None] | None:
+    """(k, h_claim, h_refutation, eps_lower at k - 1) when the certified probes ``up(k, h_claim)
+    <= target`` and ``low(k - 1, h_refutation) > target`` were proved; (k, h_claim, the last
+    refutation spacing, None) when only the claim was; None when the claim was not (the caller's
+    certified search takes over). Each probe's spacing is the largest power of two (at most h,
+    at least MIN_REFINE_H) whose modelled error (the float estimate's lower coefficient, times
+    PLAN_UPPER_RATIO for the upper end) is at most PLAN_SAFETY of its gap; a probe that misses is
+    retried on the spacing its own measured error asks for (at least halved), PLAN_RETRIES times.
+
+    Contract: a result's claim and refutation are certified probes; floats only choose them.
+    """
+    t = float(target)
+    e_k, e_below = estimates[k], estimates[k - 1]
+    gaps = (t - e_k.eps, e_below.eps - t)
+    if min(gaps) <= 0:
+        return None
+    coeff = max(e_k.lower_coeff, e_below.lower_coeff, 1e-300)
+
+    def spacing(gap: float, a: float) -> Fraction | None:
+        x = h
+        while a * float(x) ** 2 > PLAN_SAFETY * gap:
+            x /= 2
+            if x < MIN_REFINE_H:
+                return None
+        return x
+
+    def decide(
+        probe: Callable[[Fraction], Fraction], ok: Callable[[Fraction], bool], gap: float, a: float, centre: float
+    ) -> tuple[Fraction | None, Fraction | None]:
+        at = spacing(gap, a)
+        last = at
+        for _ in range(PLAN_RETRIES + 1):
+            if at is None:
+                return None, last
+            last = at
+            try:
+                end = probe(at)
+            except LimitExceeded:
+                return None, last
+            if ok(end):
+                return end, at
+            a = max(a, abs(float(end) - centre) / float(at) ** 2)
+            nxt = spacing(gap, a)
+            at = None if nxt is None else min(nxt, at / 2)
+        return None, last
+
+    claim, h_claim = decide(lambda x: up(k, x), lambda v: v <= target, gaps[0], PLAN_UPPER_RATIO * coeff, e_k.eps)
+    if claim is None or h_claim is None:
+        return None
+    miss, h_miss = decide(lambda x: low(k - 1, x), lambda v: v > target, gaps[1], coeff, e_below.eps)
+    return k, h_claim, h_miss or h_claim, miss
 
 
 #: the predicted finish aims each decisive probe's modelled error at this fraction of its gap
