@@ -528,8 +528,12 @@ def pld_delta(direction: str, mech: tuple, lat: tuple, eps: Fraction, upper: boo
 
 # Proves pld-upper: delta_n(upper) <= delta in every direction; pld-lower: delta_n(lower) > delta in one.
 def check_pld(chk: dict, mech: tuple, where: str) -> tuple[Fraction, str]:
-    # a refutation's lower construction (balanced or merged) is a hint: any is proved by merged cells here
-    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"), ("lower",))
+    # hints: a refutation's lower construction (any is proved by merged cells here) and coarsened
+    # powers (one spacing here: at least as tight, docs/math.md 10)
+    opt = ("lower", "coarsen_powers")
+    meth = keys(chk["method"], where + ".method", ("name", "prec_bits", "prune_floor_bits", "lattices"), opt)
+    if not isinstance(meth.get("coarsen_powers", False), bool):
+        raise Malformed(f"field {where}.method.coarsen_powers: {meth['coarsen_powers']!r} is not a boolean")
     if meth.get("lower", "merged") not in ("balanced", "merged") or ("lower" in meth and meth["name"] != "pld-lower"):
         raise Malformed(f"field {where}.method.lower: {meth['lower']!r} is not balanced or merged of a pld-lower")
     integer(meth["prec_bits"], where + ".method.prec_bits", 64, 128)
@@ -889,7 +893,7 @@ def recheck(path: str, pubkey_path: str | None = None) -> tuple[list[str], list[
                 body[where]["method"],
                 where + ".method",
                 ("name", "prec_bits"),
-                ("orders", "lattices", "grid", "prune_floor_bits", "lower"),
+                ("orders", "lattices", "grid", "prune_floor_bits", "lower", "coarsen_powers"),
             )
             keys(
                 body[where]["mechanism"]["params"],

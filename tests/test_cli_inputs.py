@@ -177,7 +177,7 @@ def test_an_epsilon_that_any_noise_meets_is_named(capsys: pytest.CaptureFixture[
 
 #: budget checks (clock reads) of the subsampled-Gaussian calibration below until its refusal: a
 #: fixed count, whatever the machine's load
-READS_TO_REFUSAL = 12
+READS_TO_REFUSAL = 11
 
 
 def test_max_seconds_stops_a_long_search_with_exit_3_and_no_file(

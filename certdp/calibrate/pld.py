@@ -51,6 +51,7 @@ from certdp.notions.pld import (
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
 from certdp.notions.pld_float import FloatEstimate, float_eps
 from certdp.notions.pld_lattice import choose_offset
+from certdp.notions.pld_merged import MergedComposed
 from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, exact_str, integer, real
@@ -88,6 +89,12 @@ PLD_STEP = "1e-5"
 
 #: the finest spacing the refinement near the target uses (the verifier's MIN_PLD_H)
 MIN_REFINE_H = MIN_PLD_H
+
+#: the powers of every certified probe move to coarser lattices as they spread (decided on exact
+#: integers, so `certdp verify` rebuilds the same ones from the certificate's coarsen_powers):
+#: CIFAR-10 at 2^-15 (the refutation of (3, 1e-5)), the lower end 5.1 s -> 2.4 s and the upper
+#: 2.8 s -> 1.7 s, each end moved by about 1e-7
+COARSEN_POWERS = True
 
 #: working precision of the lattice bounds (bits)
 PLD_PREC = 128
@@ -134,6 +141,8 @@ class PldCalibration:
     #: the lower-bound construction of the refutation (and of every lower end here): "merged"
     #: cells (certdp.notions.pld_merged, units sized for eps) or "balanced" lattice points
     lower: str = "balanced"
+    #: whether the recorded bounds coarsened their powers as they spread (certdp.enclose.fixed)
+    coarsen_powers: bool = False
 
     __repr__ = readable_repr
 
@@ -262,7 +271,11 @@ def calibrate_pld(
             # one spacing throughout and the verifier's product limit: what a certificate records is
             # proved as `certdp verify` recomputes it, and a lattice it cannot recompute is refused
             # here (attack review: a q = 1, 256-step refutation needed 5.1e6-coefficient products)
-            how = {"coarsen": False, "lower": lower_kind, "units_eps": target if lower_kind == "merged" else None}
+            how = {
+                "coarsen": COARSEN_POWERS,
+                "lower": lower_kind,
+                "units_eps": target if lower_kind == "merged" else None,
+            }
             if spl is not None:
                 cache[key] = LatticeBounds(pair, n, spl.bulk, floor, MAX_PLD_PRODUCT, split=spl, **how)
             else:
@@ -282,7 +295,11 @@ def calibrate_pld(
         if progress is not None and (sigma, d_name, hh, side) not in reported:  # repeats are cached, instant
             reported.add((sigma, d_name, hh, side))
             progress(f"{d_name} direction, sigma={_short(sigma)}, h={_power_text(hh)}: {side} bound")
-        return bounds(sigma, d_name, hh, side == "lower").eps(side, d)
+        b = bounds(sigma, d_name, hh, side == "lower")
+        end = b.eps(side, d)
+        if hh <= h:  # a probe a certificate may record: the recheck kernel must be able to form it
+            _kernel_fits(b, side)
+        return end
 
     def eps_up(sigma: Fraction, d_name: str, hh: Fraction) -> Fraction:
         return probe(sigma, d_name, hh, "upper")
@@ -401,10 +418,12 @@ def calibrate_pld(
             )
         # near the target, refine the lattice until the step below is decided: proved violated, or
         # proved to meet the target on the finer lattice (then it is the new claim and the walk goes on)
+        formed = h  # the finest spacing whose lower end was formed near the target
         while k > k_min and refutation is None:
             below = (k - 1) * st
             try:
                 low_miss = eps_low(below, main, hh)
+                formed = min(formed, hh)
                 if low_miss > target:
                     # the lower end is what a refutation proves; its upper side at this fine h (a
                     # second power, a third of a CIFAR-10 calibration's time) is not formed
@@ -418,6 +437,7 @@ def calibrate_pld(
                     continue
             except LimitExceeded as exc:
                 reason = f"the lattice at h = {hh} cannot be formed ({exc})"
+                formed = min(formed, max(2 * hh, MIN_REFINE_H)) if hh < formed else formed
                 break
             if hh / 2 < MIN_REFINE_H:
                 break
@@ -453,9 +473,11 @@ def calibrate_pld(
                 "certificate records"
             )
         if refutation is None and k > k_min:
-            # further below the violation is larger: the calibration's own h proves it (finer lattices
-            # there may not even fit)
-            proved = _proved_miss(lambda s_: eps_low(s_, main, h) > target, sigma, st, k - k_min)
+            # further below the violation is larger: the finest spacing that was formed (or twice the
+            # one that was not) proves it a few steps down (q = 0.05, 10^4 steps, eps = 1: at the
+            # calibration's own h only 1024 steps below); a spacing that does not form is counted
+            # as not proved by _proved_miss
+            proved = _proved_miss(lambda s_: eps_low(s_, main, formed) > target, sigma, st, k - k_min)
             where = (
                 f"the violation is proved at sigma = {fmt_value(proved)}, so the least sigma lies in "
                 f"({fmt_value(proved)}, {fmt_value(sigma)}]"
@@ -485,13 +507,14 @@ def calibrate_pld(
         seconds=time.perf_counter() - began,
         probes=probes,
         lower=lower_kind,
+        coarsen_powers=COARSEN_POWERS,
     )
 
 
 #: the float plan: the fraction of each gap (target - eps(sigma), eps(sigma - step) - target) that
 #: a decisive probe's modelled error may take, and the upper end's error coefficient over the
 #: merged lower end's (measured: CIFAR-10 at (8, 1e-5), 2450 against 1250 on 2^-11 .. 2^-14)
-PLAN_SAFETY = 0.5
+PLAN_SAFETY = 0.9
 PLAN_UPPER_RATIO = 2.0
 #: the fine float estimates agree to this fraction of one sigma step's fall in eps
 PLAN_TOLERANCE = 0.02
@@ -530,9 +553,12 @@ def _float_plan(
             deadline.check("steering the calibration by float estimates")
         return float_eps(SubsampledGaussian(q, sigma, d_name), n, df, hh, tail_bits, tol, finest)
 
+    power = -1.5  # eps ~ sigma^power near the root: the last secant of the root search
+
     def root(d_name: str, x: float) -> float | None:
+        nonlocal power
         search_h = min(MAX_PLD_H, 4 * h)
-        power, prev = -1.5, None
+        prev = None
         for _ in range(40):
             if not float(MIN_SIGMA) <= x <= float(MAX_SIGMA):
                 return None
@@ -546,7 +572,7 @@ def _float_plan(
             # within a factor 2: a float estimate far below the root is slow (q = 0.005, 1000 steps,
             # eps = 8: from sigma = 1 a factor 1/8 reached sigma = 0.23, eps = 103, 11 s)
             step = min(2.0, max(0.5, (t / e.eps) ** (1 / power)))
-            if abs(step - 1) < 1e-9:
+            if abs(step - 1) < 1e-6:  # the settling on finer estimates takes it from here
                 return x
             x *= step
         return None
@@ -566,23 +592,42 @@ def _float_plan(
             if x is None:
                 return None
     k = max(k_min + 1, math.ceil(Fraction(x) / st))
-    found: dict[int, FloatEstimate] = {}
-    for _ in range(8):  # the least k whose fine estimate meets the target
-        for kk in (k, k - 1):
-            if kk not in found:
-                e = est(kk * st, main, 2 * h, tol)
-                if e is None:
-                    return None
-                found[kk] = e
-        if found[k].eps > t:
-            k += 1
-        elif found[k - 1].eps <= t:
-            k -= 1
-            if k - 1 < k_min:
+
+    def settle(k: int, tolerance: float | None, rounds: int) -> tuple[int, FloatEstimate] | None:
+        """The least k by the estimates at this tolerance: jumps by the local power law eps ~
+        sigma^power (its exponent from the last two estimates: at q = 0.001, 10^4 steps, eps = 1
+        it was -3.6, and -1.5 overshot further each jump), then the estimate at k."""
+        nonlocal power
+        last: tuple[int, FloatEstimate] | None = None
+        for _ in range(rounds):
+            e = est(k * st, main, 2 * h, tolerance)
+            if e is None:
                 return None
-        else:
-            return main, k, {k: found[k], k - 1: found[k - 1]}
-    return None
+            if last is not None and last[0] != k and last[1].eps != e.eps:
+                secant = math.log(e.eps / last[1].eps) / math.log(k / last[0])
+                power = secant if -8 < secant < -0.05 else power
+            last = (k, e)
+            nxt = max(k_min + 1, math.ceil(k * (t / e.eps) ** (1 / power) - 1e-9))
+            if nxt == k:
+                return k, e
+            k = nxt
+        return None
+
+    # the coarse root may be many steps off (q = 0.001, 10^4 steps, eps = 1: 0.7423 against
+    # 0.7407 at 4h = 2^-8, a lattice coarser than one step's loss): settle k on cheap estimates
+    # (2h and h), then on estimates that agree within ``tol`` (finer spacings; each costs more)
+    cheap = settle(k, None, 16)
+    if cheap is None:
+        return None
+    fine = settle(cheap[0], tol, 6)
+    if fine is None:
+        return None
+    k, e_k = fine
+    # eps one step below by the local power law (second order in 1/k: far below a step's fall)
+    e_below = FloatEstimate(e_k.eps * ((k - 1) / k) ** power, e_k.lower_coeff)
+    if not e_k.eps <= t < e_below.eps or k - 1 < k_min:
+        return None
+    return main, k, {k: e_k, k - 1: e_below}
 
 
 def _planned_finish(
@@ -801,6 +846,35 @@ def _split_lattice(
                 f"fine ones, beyond a certificate's {MAX_PLD_CELLS} and {MAX_PLD_SPLIT_RANGE}"
             )
     return spl
+
+
+#: the independent recheck kernel (recheck/recheck.py) composes at one spacing and prunes more
+#: finely than certdp: its longest product, estimated as the final composed length in one-step
+#: indices times this margin, must stay within its limit (measured: q = 0.05, sigma = 18.68232,
+#: 10^4 steps, a refutation at 2^-20: 551859 composed indices of 8 one-step ones, 4.41M, where
+#: the kernel's product reached 4.58M)
+KERNEL_MARGIN = 1.25
+
+
+def _kernel_fits(bounds: LatticeBounds, side: str) -> None:
+    """LimitExceeded when the recheck kernel could not form the composition that ``bounds`` formed
+    with coarsened powers: its final length in one-step indices (the composed length times the
+    coarsening factor), times KERNEL_MARGIN, beyond MAX_PLD_PRODUCT. Only limits what a
+    certificate records; the bound itself is sound.
+
+    Contract: returns None or raises LimitExceeded; no enclosure."""
+    comp = bounds._composed.get(side)
+    if comp is None:
+        return
+    if isinstance(comp, MergedComposed):
+        length = comp.pair.p.poly.length() * comp.scale
+    else:
+        length = math.ceil(len(comp.coeffs) * comp.h / bounds.lattice.h)
+    if length * KERNEL_MARGIN > MAX_PLD_PRODUCT:
+        raise LimitExceeded(
+            f"the {side} side's composition spans {length} one-step indices: the independent recheck kernel, "
+            f"which composes at one spacing, could not form it within {MAX_PLD_PRODUCT} coefficients"
+        )
 
 
 def _recorded(bounds: LatticeBounds) -> LossLattice | SplitLattice:

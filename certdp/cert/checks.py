@@ -193,6 +193,8 @@ class Check:
     prune_bits: int | None = None
     #: pld-lower: the lower-bound construction, "balanced" (the default of older files) or "merged"
     lower: str | None = None
+    #: pld-*: the powers are coarsened as they spread (False: one spacing throughout)
+    coarsen_powers: bool = False
 
 
 def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: str) -> dict[str, float]:
@@ -413,7 +415,8 @@ def _pld_check(
         raise bad(f"{where}/method/lower", f"merged needs threshold <= {L.MAX_MERGED_THRESHOLD}, not {threshold}")
     if relation == ">":
         lower = lower or "balanced"
-    return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits, lower)
+    coarsen = method.get("coarsen_powers", False)
+    return Check(mech, "epsilon", relation, threshold, delta, name, prec, None, None, lattices, bits, lower, coarsen)
 
 
 def _split_fields(at: str, lat: dict[str, Any], lo: int, hi: int) -> tuple[int, int, int] | None:

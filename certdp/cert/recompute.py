@@ -86,10 +86,10 @@ def _pld(check: Check, end: Fraction) -> EndProof:
     assert check.lattices is not None and check.prune_bits is not None and check.delta is not None
     params, side = check.mechanism.params, "upper" if check.method == "pld-upper" else "lower"
     shown: list[str] = []
-    # one spacing throughout (coarsen=False): at least as tight as the coarsened upper side that
-    # proved the claim, and determined by the recorded lattice alone; a merged refutation's units
-    # are sized for the threshold, as the calibration sized them (the same integers)
-    how: dict[str, object] = {"coarsen": False}
+    # the powers coarsened as they spread when the check says so (decided on exact integers, so
+    # the same integers as the calibration's), else one spacing throughout; a merged refutation's
+    # units are sized for the threshold, as the calibration sized them
+    how: dict[str, object] = {"coarsen": check.coarsen_powers}
     if check.lower == "merged":
         how.update(lower="merged", units_eps=check.threshold)
     with workprec(check.prec_bits):

@@ -212,12 +212,14 @@ def pld_check(
     enc: Enclosure,
     other_end: bool = True,
     lower: str | None = None,
+    coarsen_powers: bool = False,
 ) -> dict[str, Any]:
     """Contract: a check that the verifier recomputes with the PLD lattice bounds on ``lattices``
     (per direction: h, offset as exact decimals, lo and hi as integers, and bulk_lo, bulk_hi and
     stride for a split lattice): pld-upper for ``<=``,
     pld-lower for ``>``, by the ``lower`` construction ("merged" or "balanced"; None: not recorded,
-    the balancing); ``other_end``: record enc's other end as ``*_unverified``."""
+    the balancing); ``coarsen_powers``: the powers were coarsened as they spread (recorded when
+    True); ``other_end``: record enc's other end as ``*_unverified``."""
     method = {
         "name": "pld-upper" if relation == "<=" else "pld-lower",
         "prec_bits": prec_bits,
@@ -234,6 +236,7 @@ def pld_check(
             for d, v in lattices.items()
         },
         **({"lower": lower} if lower is not None and relation == ">" else {}),
+        **({"coarsen_powers": True} if coarsen_powers else {}),
     }
     return _sg_eps_check(q, sigma, direction, steps, delta, relation, threshold, method, enc, other_end)
 

@@ -218,6 +218,7 @@ def _calibrate_pld(
             "prune_floor": str(res.prune_floor),
             "prec_bits": res.prec_bits,
             "lower": res.lower,
+            "coarsen_powers": res.coarsen_powers,
         },
         "seconds": round(res.seconds, 3),
         "note": "sigma - step is proved NOT (epsilon, delta)-DP (the lattice lower bound): no sound accountant "
@@ -240,6 +241,7 @@ def _calibrate_pld(
             bits,
             _ends(main.lower, res.eps_upper, res.prec_bits),
             other_end=main.lower is not None,
+            coarsen_powers=res.coarsen_powers,
         )
         refute = None
         if res.refutation is not None:
@@ -260,6 +262,7 @@ def _calibrate_pld(
                 _ends(miss.lower, miss.upper if miss.upper is not None else miss.lower, res.prec_bits),
                 other_end=miss.upper is not None,
                 lower=res.lower,
+                coarsen_powers=res.coarsen_powers,
             )
         body = make_body(
             res.step,

@@ -36,7 +36,7 @@ WINDOW_SDS = 16
 WINDOW_MARGIN = 16
 
 #: the largest FFT window (points): beyond it the estimate is refused (None)
-MAX_WINDOW = 1 << 21
+MAX_WINDOW = 1 << 22
 
 
 @lru_cache(maxsize=64)

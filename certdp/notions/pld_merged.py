@@ -142,6 +142,8 @@ class MergedComposed:
 
     pair: FixedPair
     _guide: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+    #: how many one-step indices each composed index merges (a power of two; 1: one spacing)
+    scale: int = 1
 
     def _floats(self) -> tuple[np.ndarray, np.ndarray, float]:
         if "p" not in self._guide:
@@ -241,10 +243,10 @@ def compose_merged(
         b0 = units(steps, len(step.p))
         base = pair_from_masses(step.offset, step.p, step.q, b0)
         cf = COARSE_FROM if coarse and len(parts) == 1 else None
-        power, _ = pair_power(base, steps, cf, _in_units(allowance, ref, b0), max_product, units)
+        power, scale = pair_power(base, steps, cf, _in_units(allowance, ref, b0), max_product, units)
         powers.append(power)
     res = pair_product(powers, _in_units(allowance, ref, powers[0].bits), max_product, units)
-    return MergedComposed(res)
+    return MergedComposed(res, scale=scale if len(parts) == 1 else 1)
 
 
 def compose_split_merged(
@@ -278,4 +280,4 @@ def compose_split_merged(
     if scale > 1:
         both = merge_times(both, scale.bit_length() - 1)
     res = pair_mul(p1, both, max_product, units(1, p1.length() + both.length()))
-    return MergedComposed(res)
+    return MergedComposed(res, scale=scale)
