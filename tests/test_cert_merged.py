@@ -99,3 +99,57 @@ def test_a_balanced_label_is_rechecked_by_the_balancing(made: dict, capsys: pyte
     assert code in (0, 1), out
     res = kernel(path)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _kernel_bounded(path: Path) -> tuple[int, str]:
+    """The kernel under a 2 GiB address-space cap and a 120 s timeout: (exit code, its output)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    res = kernel(path, timeout=120, preexec_fn=cap)
+    return res.returncode, res.stdout + res.stderr
+
+
+def test_attack_round_8_files_stay_small_in_the_kernel(made: dict) -> None:
+    """Attack review 2026-12-06 (B1, B2, C1): a refutation lattice far above the losses (the bottom
+    cell's tilted mass e^(1.6e10) became a multi-GB integer), a huge recorded lower end (the bound
+    became a multi-GB Fraction), and a dyadic astronomically beyond its decimal (OverflowError).
+    Each is now refused with exit 1, in bounded memory."""
+    far = copy.deepcopy(made["body"])
+    lo = 2**37 + 2**36
+    far["refutation"]["method"]["lattices"] = {"remove": {"h": "0.0625", "offset": "0", "lo": lo, "hi": lo + 3}}
+    huge_eps = copy.deepcopy(made["body"])
+    huge_eps["refutation"]["result"].update(lower="8000000000", lower_dyadic=["8000000000", 0])
+    far_dyadic = copy.deepcopy(made["body"])
+    far_dyadic["refutation"]["result"].update(lower="2.1", lower_dyadic=["9" * 200, 4096])
+    for name, body in (("far", far), ("huge_eps", huge_eps), ("far_dyadic", far_dyadic)):
+        code, out = _kernel_bounded(_write(body, made["dir"] / f"attack_{name}.json"))
+        assert code == 1 and "kernel error" not in out, (name, out)
+
+
+def test_tilted_masses_cannot_compound_over_many_steps(made: dict) -> None:
+    """Attack review 2026-12-06 (B3): a bottom cell tilted to about 1.8 (under the drop at 2) over
+    65536 steps grew Q's integers by about 0.7 bit per step (FLINT aborted at 5 GB); the tilted
+    masses are now normalised to add up to 1 (any constant tilt keeps the identity)."""
+    body = copy.deepcopy(made["body"])
+    mech = {"name": "subsampled-gaussian", "steps": 65536, "params": {"q": "1", "direction": "remove"}}
+    method = {"prec_bits": 128, "prune_floor_bits": 57}
+    body["claim"] = {
+        "mechanism": {**mech, "params": {**mech["params"], "sigma": "0.5"}},
+        "quantity": "epsilon", "relation": "<=", "threshold": "200000", "delta": "0.00001",
+        "method": {**method, "name": "pld-upper",
+                   "lattices": {"remove": {"h": "0.0625", "offset": "0", "lo": -480, "hi": 400}}},
+        "result": {"upper": "200000", "upper_dyadic": ["200000", 0]},
+    }  # fmt: skip
+    body["refutation"] = {
+        "mechanism": {**mech, "params": {**mech["params"], "sigma": "0.499"}},
+        "quantity": "epsilon", "relation": ">", "threshold": "200000", "delta": "0.00001",
+        "method": {**method, "name": "pld-lower", "lower": "balanced",
+                   "lattices": {"remove": {"h": "0.03125", "offset": "0", "lo": 22, "hi": 800}}},
+        "result": {"lower": "200001", "lower_dyadic": ["200001", 0]},
+    }  # fmt: skip
+    body["step"] = "0.001"
+    code, out = _kernel_bounded(_write(body, made["dir"] / "attack_compound.json"))
+    assert code == 1 and "kernel error" not in out, out
