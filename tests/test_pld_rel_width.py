@@ -271,3 +271,21 @@ def test_rounds_sure_to_pass_the_product_limit_are_not_built() -> None:
         _sure_to_overflow(b2, Fraction(1, 10**10), Fraction(42, 10**8))  # estimated 2.5x the limit
     cifar = compose(SubsampledGaussian("256/50000", "1.1", "both"), 9766)
     _sure_to_overflow(cifar, Fraction(1, 10**5), Fraction(11, 2**17))  # no exception: it fits
+
+
+def test_pld_bounds_sets_its_own_working_precision() -> None:
+    """Called at the default context precision (53 bits), pld_bounds works at 128 bits as the CLI
+    does: at 53 the tails' balls at fine spacings were wider than the cells, and at q = 0.001,
+    sigma = 0.8, 10^5 steps the upper end grew as h fell until the target width was refused."""
+    from certdp.enclose import current_prec, workprec
+    from certdp.notions.pld import pld_bounds
+    from certdp.pairs import SubsampledGaussian, compose
+
+    pair = compose(SubsampledGaussian(Fraction(1, 100), Fraction(4, 5), "both"), 500)
+    with workprec(53):
+        assert current_prec() == 53
+        at_default = pld_bounds(pair, delta=Fraction(1, 10**5))
+    with workprec(128):
+        at_128 = pld_bounds(pair, delta=Fraction(1, 10**5))
+    assert at_default.enclosure.lower == at_128.enclosure.lower
+    assert at_default.enclosure.upper == at_128.enclosure.upper

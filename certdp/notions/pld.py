@@ -47,7 +47,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball
+from certdp.enclose import Ball, Enclosure, current_prec, power_pruned, product_pruned, to_ball, workprec
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, invalid
 from certdp.notions.cost import afford_round
@@ -757,9 +757,31 @@ def pld_bounds(
     the max's lower, and the max's lower is at least the computed direction's). The grid records
     which lattices each direction used.
 
+    Works at max(the context's precision, LATTICE_PREC) bits: at the default 53 the tails' balls at
+    fine spacings are wider than the cells (q = 0.001, sigma = 0.8, 10^5 steps, delta = 1e-8: the
+    upper end grew from 3.51853 to 3.52514 as h fell from 4.2e-5 to 9.5e-6, and the target width
+    was refused; at 128 bits it is met in two rounds).
+
     Contract: lower <= the exact eps(delta) (resp. delta(eps)) <= upper, and upper is a sound
     value (module docstring; docs/math.md §10); Unsupported for pairs without ``loss_tail``.
     """
+    with workprec(max(current_prec(), LATTICE_PREC)):
+        return _pld_bounds(pair, delta=delta, eps=eps, h=h, rel_width=rel_width)
+
+
+#: the least working precision of :func:`pld_bounds` (the CLI's and the accountant's PLD_PREC)
+LATTICE_PREC = 128
+
+
+def _pld_bounds(
+    pair: PrivacyPair,
+    *,
+    delta: Fraction | None = None,
+    eps: Fraction | None = None,
+    h: Fraction | None = None,
+    rel_width: object = None,
+) -> PldResult:
+    """:func:`pld_bounds` at the working precision it set. Contract: as :func:`pld_bounds`."""
     if (delta is None) == (eps is None):
         raise InvalidArgument("give exactly one of delta and eps")
     # validated up front, as exact rationals (strings and floats too; nan and inf are refused)
