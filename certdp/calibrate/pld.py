@@ -350,11 +350,6 @@ def calibrate_pld(
                 estimates,
                 h,
             )
-            if finish is not None:
-                k, claim_h, hh, proved_miss = finish
-                if proved_miss is not None:
-                    low_miss = proved_miss
-                    refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
         if finish is None:
             sigma0 = _affordable_start(qq, n, d, dirs, coarse_h)
             # the decisive direction: the larger coarse eps at the start (the other is checked at the
@@ -400,16 +395,16 @@ def calibrate_pld(
                     -slope * float(st),
                     guesses,
                 )
-            if finish is not None:
-                k, claim_h, hh, proved_miss = finish
-                if proved_miss is not None:
-                    low_miss = proved_miss
-                    refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
-            else:
+            if finish is None:
                 # the walk starts from the prediction's last estimate (q = 0.001, 10^6 steps, eps = 1:
                 # the coarse root 52.6 against about 6.18; galloping down from it took ~600 probes)
                 k = guesses[-1]
                 k = _gallop(lambda kk: eps_up(kk * st, main, h) <= target, k, k_min, max(k, math.floor(MAX_SIGMA / st)))
+        if finish is not None:  # the plan's or the prediction's probes: the claim, and maybe the refutation
+            k, claim_h, hh, proved_miss = finish
+            if proved_miss is not None:
+                low_miss = proved_miss
+                refutation = [SideResult(main, _recorded(bounds((k - 1) * st, main, hh, True)), low_miss, None)]
         sigma = k * st
         if sigma < MIN_SIGMA or sigma > MAX_SIGMA:
             raise LimitExceeded(
