@@ -51,7 +51,6 @@ from certdp.notions.pld import (
 from certdp.notions.pld import MAX_CALIBRATION_STEPS as MAX_PLD_STEPS
 from certdp.notions.pld_float import FloatEstimate, float_eps
 from certdp.notions.pld_lattice import choose_offset
-from certdp.notions.pld_merged import MergedComposed
 from certdp.notions.pld_split import SplitLattice, bulk_bits, split_lattice
 from certdp.pairs import SubsampledGaussian, compose
 from certdp.pairs.params import Number, exact_str, integer, real
@@ -858,14 +857,8 @@ def _kernel_fits(bounds: LatticeBounds, side: str) -> None:
     certificate records; the bound itself is sound.
 
     Contract: returns None or raises LimitExceeded; no enclosure."""
-    comp = bounds._composed.get(side)
-    if comp is None:
-        return
-    if isinstance(comp, MergedComposed):
-        length = comp.pair.p.poly.length() * comp.scale
-    else:
-        length = math.ceil(len(comp.coeffs) * comp.h / bounds.lattice.h)
-    if length * KERNEL_MARGIN > MAX_PLD_PRODUCT:
+    length = bounds.span(side)
+    if length is not None and length * KERNEL_MARGIN > MAX_PLD_PRODUCT:
         raise LimitExceeded(
             f"the {side} side's composition spans {length} one-step indices: the independent recheck kernel, "
             f"which composes at one spacing, could not form it within {MAX_PLD_PRODUCT} coefficients"

@@ -569,6 +569,19 @@ class LatticeBounds:
             steps_.append((merged_step(lattice, self._cells[i]), steps))
         return compose_merged(steps_, self.floor, self.max_product, self.coarsen, extra_bits=extra)
 
+    def span(self, side: str) -> int | None:
+        """The length of the composed ``side`` in one-step indices (its coefficients times the
+        coarsening factor of its powers), or None before that side is composed: about the longest
+        product a composition at one spacing would form (the recheck kernel's).
+
+        Contract: an int >= 0 or None; steers limits only, no enclosure."""
+        comp = self._composed.get(side)
+        if comp is None:
+            return None
+        if isinstance(comp, MergedComposed):
+            return comp.pair.p.poly.length() * comp.scale
+        return math.ceil(len(comp.coeffs) * comp.h / self.lattice.h)
+
     def eps(self, side: str, delta: Fraction) -> Fraction:
         """Contract: "upper": delta_n(eps) <= delta is proved at the returned eps (:func:`eps_upper_fixed`);
         "lower": delta_n(eps) > delta is proved there, or 0 (:func:`eps_lower_fixed`)."""
