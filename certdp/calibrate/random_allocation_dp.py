@@ -11,7 +11,10 @@ the largest sigma at which a violation was proved (None: none was).
 k > 1 (each record in k of the M steps): the calibration runs on the k = 1 pair of floor(M/k)
 steps and k E epochs, which bounds k-of-M allocation from above (docs/math.md §9.8, "k > 1").
 Its claim at ``sigma`` therefore holds for k-of-M allocation; its violations do not transfer (the
-reduction goes one way), so a k > 1 record proves no violation and says so in ``miss_reason``.
+reduction goes one way). Violations come from the lower end of certdp.notions.allocation_k_lower
+(an additive statistic's laws) instead: the largest lattice sigma below the claim at which it
+proves delta_lower(eps) > delta is ``sigma_violated``, so the least lattice sigma meeting the
+target lies in (sigma_violated, sigma]; ``miss_reason`` says why that interval is not one step.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from fractions import Fraction
 
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
-from certdp.enclose import Enclosure, workprec
+from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 from certdp.notions import allocation_dp as adp
+from certdp.notions.allocation_k_lower import KLower
 from certdp.notions.tv_certified import LatticeGrid
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, exact_str, integer, real
@@ -38,6 +42,93 @@ MAX_HALVINGS = 4
 #: float search: iterations, and the sigma range it brackets in
 MAX_SEARCH = 40
 SIGMA_RANGE = (0.05, 200.0)
+
+
+#: k > 1: the violation search goes down to sigma / K_SEARCH_FACTOR
+K_SEARCH_FACTOR = 8
+#: k > 1: float bisection steps of the violation search (each builds the statistic's laws once)
+K_SEARCH_STEPS = 14
+
+
+def _k_violation(
+    red: adp.KReduction,
+    sigma: Fraction,
+    step: Fraction,
+    eps: Fraction,
+    delta: Fraction,
+    dirs: tuple[str, ...],
+    deadline: Deadline,
+) -> tuple[Fraction | None, Enclosure | None]:
+    """The largest lattice sigma' < sigma (multiples of ``step``) at which the lower end of
+    certdp.notions.allocation_k_lower proves delta(eps) > delta in one of ``dirs``, found by a
+    float bisection on the statistic's float estimate (one power, the best at the claim), and its
+    certified delta lower end when sigma' = sigma - step; (None, None) when none is proved down
+    to sigma / K_SEARCH_FACTOR or the statistic is beyond its limits.
+
+    Contract: a returned sigma' has a proved delta_lower(eps) > delta (a violation of the
+    target; delta is non-increasing in sigma, docs/math.md §9.8, so no lattice sigma <= sigma'
+    meets it); the Enclosure, when given, encloses [that lower end, 1]."""
+
+    def build(s: Fraction, only: tuple[Fraction, ...] | None) -> KLower | None:
+        deadline.check(f"the k > 1 violation search at sigma={exact_str(s)}")
+        try:
+            low = KLower.build(s, red.steps, red.epochs, red.k, float(eps) + 1.0, float(delta))
+        except LimitExceeded:
+            return None
+        return replace(low, only=only)
+
+    def proved(low: KLower) -> Fraction | None:
+        for dn in dirs:
+            with workprec(128):
+                value = low.delta_lower(eps, dn)
+                if value > to_ball(delta):  # certainly above: a proved violation
+                    return Enclosure.from_ball(value, 128).lower
+        return None
+
+    if sigma - step <= 0:
+        return None, None
+    first = build(sigma - step, None)
+    if first is None:
+        return None, None
+    try:
+        best = max((first.float_delta(float(eps), dn) for dn in dirs), key=lambda t: t[0])
+        at = proved(first)
+    except LimitExceeded:
+        return None, None
+    if at is not None:
+        return sigma - step, Enclosure.from_bounds(at, Fraction(1), 128)
+    power = (best[1],)
+    # float bisection on the lattice index: violated at lo (float), not at hi
+    hi = math.floor((sigma - step) / step)
+    lo = max(1, math.floor(sigma / K_SEARCH_FACTOR / step))
+
+    def estimate(index: int) -> float:
+        low = build(index * step, power)
+        if low is None:
+            return 0.0
+        try:
+            return max(low.float_delta(float(eps), dn)[0] for dn in dirs)
+        except LimitExceeded:
+            return 0.0
+
+    if estimate(lo) <= float(delta):
+        return None, None
+    for _ in range(K_SEARCH_STEPS):
+        if hi - lo <= 1:
+            break
+        mid = (lo + hi) // 2
+        if estimate(mid) > float(delta):
+            lo = mid
+        else:
+            hi = mid
+    # certify at lo, then a few lattice points below it (the float estimate may be a hair high)
+    for index in (lo, lo - 1, lo - 2, (lo * 99) // 100):
+        if index < 1:
+            break
+        low = build(index * step, power)
+        if low is not None and proved(low) is not None:
+            return index * step, None
+    return None, None
 
 
 @dataclass(frozen=True)
@@ -79,7 +170,7 @@ class AllocationDpCalibration:
             "steps": self.steps,
             "epochs": self.epochs,
             "k": self.k,
-            "one_sided": self.k > 1,
+            "one_sided": self.k > 1 and self.sigma_violated is None,
             "epsilon": exact_str(self.epsilon),
             "delta": exact_str(self.delta),
             "direction": self.direction,
@@ -188,8 +279,9 @@ def calibrate_eps_delta(
     non-increasing in sigma, docs/math.md §9.8); otherwise the least lattice sigma meeting it is
     in (sigma_violated, sigma] (``proved_interval``). The float search only proposes sigmas.
     k > 1 (k <= M, else InvalidArgument): the claim is that of the k = 1 pair of floor(M/k) steps
-    and k E epochs (an upper bound, docs/math.md §9.8), and no violation is proved
-    (``delta_lower_at_miss`` and ``sigma_violated`` None, the reason in ``miss_reason``).
+    and k E epochs (an upper bound, docs/math.md §9.8); violations are those the lower end of
+    certdp.notions.allocation_k_lower proves (``sigma_violated``; ``delta_lower_at_miss`` when at
+    sigma - step; None and the reason in ``miss_reason`` when none is proved).
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     at_most("steps", m, MAX_RA_STEPS)
@@ -207,18 +299,35 @@ def calibrate_eps_delta(
             progress=progress,
             max_seconds=max_seconds,
         )
-        # the reduced pair's violations and lower ends bound nothing for k-of-M allocation: dropped
+        # the reduced pair's violations and lower ends bound nothing for k-of-M allocation: dropped,
+        # and searched for again with the k-of-M pair's own lower end
+        eps_k, d_k = adp._check_eps(epsilon), real("delta", delta, gt=0, lt=1)
+        violated_k, at_miss = _k_violation(
+            red, res.sigma, res.step, eps_k, d_k, adp._directions(direction), as_deadline(max_seconds)
+        )
+        if at_miss is not None:
+            reason = None
+        elif violated_k is None:
+            reason = (
+                "k > 1: the statistic's lower end proves no violation down to sigma / "
+                f"{K_SEARCH_FACTOR} (the reduction's upper end and that lower end are far apart)"
+            )
+        else:
+            reason = (
+                "k > 1: the reduction's upper end (the claim) and the statistic's lower end (the violation) "
+                "are not tight enough to decide sigma - step (docs/math.md §9.8)"
+            )
         return replace(
             res,
             steps=m,
             epochs=e,
             delta_upper=Enclosure.from_bounds(Fraction(0), res.delta_upper.upper, 128),
-            delta_lower_at_miss=None,
-            miss_reason="k > 1: no certified lower bound, so no violation at sigma - step is proved",
-            sigma_violated=None,
+            delta_lower_at_miss=at_miss,
+            miss_reason=reason,
+            sigma_violated=violated_k,
             miss_grid=None,
             k=red.k,
-            note=red.note(),
+            note=red.note(violated_k is not None),
             reduced_steps=red.reduced_steps,
             reduced_epochs=red.reduced_epochs,
         )

@@ -3,8 +3,9 @@
 ``certdp eps random-allocation --steps M --epochs E --sigma S [--k K] [--direction D] --delta X``
 and ``certdp delta random-allocation ... --eps X`` take this route by default and with
 ``--via pld``; ``--via rdp`` (or ``--orders``) keeps the RDP conversion of certdp.notions.accountant.
-With ``--k K`` > 1 the answer is one-sided (``one_sided``: upper end by the reduction of
-docs/math.md §9.8 to k = 1, lower end 0) and ``certdp calibrate`` writes no certificate.
+With ``--k K`` > 1 the upper end is the reduction of docs/math.md §9.8 to k = 1 and the lower end
+that of an additive statistic (0, ``one_sided``, when it proves nothing); neither is refined to
+--rel-width, and ``certdp calibrate`` writes no certificate.
 """
 
 from __future__ import annotations
@@ -40,11 +41,13 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
     Contract: ``lower`` <= the true eps(delta) (delta(eps)) <= ``upper`` of the pair of
     docs/math.md §9.8 in the direction asked for (default both: the larger of remove and add);
     both ends are proved; the relative width is at most --rel-width (default 1e-3 for eps, 1e-2
-    for delta), else PrecisionExhausted (exit 3) naming the width reached. --k K > 1: ``upper``
-    only is proved (reduction to k = 1, docs/math.md §9.8), ``lower`` is 0, ``one_sided`` is true
-    and --rel-width applies to the reduced pair's enclosure.
+    for delta), else PrecisionExhausted (exit 3) naming the width reached. --k K > 1: ``upper`` by
+    the reduction to k = 1 and ``lower`` by an additive statistic's laws (docs/math.md §9.8; 0 and
+    ``one_sided`` true when they prove nothing); --rel-width applies to the reduced pair's
+    enclosure only.
     """
     from certdp.notions.allocation_dp import allocation_delta_bounds, allocation_eps_bounds, k_reduction
+    from certdp.notions.allocation_k_lower import K_LOWER_MAX_K
 
     if args.h is not None:
         raise InvalidArgument(
@@ -95,21 +98,30 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
         "Feldman and Shenfeld (arXiv:2502.08202)",
         "direction": direction,
         "k": k,
-        "one_sided": red.one_sided,
+        "one_sided": red.one_sided and enc.lower == 0,
         "rel_width_target": str(raw_rw),
         "seconds": round(time.perf_counter() - start, 3),
         "warnings": [],
     }
     if red.one_sided:
+        proved = enc.lower > 0
         extra.update(
-            lower_from="none: k > 1 has no certified lower bound (0 is trivial)",
+            lower_from="laws of an additive statistic of the output (post-processing; docs/math.md §9.8, "
+            "k > 1: the lower end)"
+            if proved
+            else (
+                f"none: the statistic's lower end is computed for k <= {K_LOWER_MAX_K} (0 is trivial)"
+                if red.k > K_LOWER_MAX_K
+                else "none: the statistic's laws prove no violation (0 is trivial)"
+            ),
             upper_from=f"lattice upper bound of the k = 1 pair with {red.reduced_steps} steps and "
             f"{red.reduced_epochs} epochs (docs/math.md §9.8, k > 1)",
             route="random allocation, k > 1: upper bound through the decomposition of Feldman and Shenfeld "
-            "(arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation",
+            "(arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation; lower bound by the laws of "
+            "an additive statistic",
             reduced={"steps": red.reduced_steps, "epochs": red.reduced_epochs},
-            via_note=red.note(),
-            rel_width_target=f"{raw_rw} (of the reduced pair's enclosure; the k > 1 enclosure is one-sided)",
+            via_note=red.note(proved),
+            rel_width_target=f"{raw_rw} (of the reduced pair's enclosure; the k > 1 enclosure is not refined to it)",
         )
     return enclosure_record(name, enc, inputs, **extra)
 
@@ -124,7 +136,8 @@ def run_calibrate_eps_delta(
     (``proved_interval``); with ``out`` (a checked path) the certificate that certdp verify
     recomputes (hockey-upper claim, hockey-lower refutation), signed with ``key`` if given;
     one-line InvalidArgument for a missing or conflicting target. --k K > 1: the claim by the
-    reduction of docs/math.md §9.8, no violation proved (``one_sided``, ``note``), and ``out``
+    reduction of docs/math.md §9.8, the largest violated sigma by the additive statistic's lower end
+    (``sigma_violated``; ``one_sided`` when none is proved; ``note``), and ``out``
     refused with a one-line InvalidArgument before any work.
     """
     from certdp.calibrate.random_allocation_dp import calibrate_eps_delta

@@ -53,6 +53,7 @@ from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
+from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import (
     MAX_POINTS,
     PRUNE_FLOOR,
@@ -75,8 +76,10 @@ MAX_REFINES = 3
 #: of the time (T = 10, 100, E = 1, 10: 0.3-0.6 s against 1.0-1.6 s; 2026-12-05), and a wider
 #: result is refined as before
 FIRST_HALVINGS = -2
-#: below this delta the first grid is coarser by one halving per factor 4 (first_halvings)
+#: below this delta the first grid is coarser by one halving per factor 4 (first_halvings), by at
+#: most FIRST_COARSER halvings (delta = 1e-5 / 4^12, about 6e-13)
 FIRST_DELTA = Fraction(1, 10**5)
+FIRST_COARSER = 12
 
 
 def first_halvings(delta: Fraction) -> int:
@@ -87,10 +90,14 @@ def first_halvings(delta: Fraction) -> int:
     6.5e-5 for a target of 1e-3 in 22-115 s; seven halvings coarser meet it in 0.6-14 s
     (M = 10, 100; E = 1, 10; 2026-12-05). A float heuristic: any grid is sound.
 
-    Contract: an int <= FIRST_HALVINGS."""
+    Contract: an int in [FIRST_HALVINGS - FIRST_COARSER, FIRST_HALVINGS]."""
     if delta >= FIRST_DELTA:
         return FIRST_HALVINGS
-    return FIRST_HALVINGS - max(0, round(math.log(float(FIRST_DELTA / delta)) / math.log(4)))
+    ratio = FIRST_DELTA / delta  # exact: math.log of the integers, no float of a delta below 1e-308
+    coarser = max(0, round((math.log(ratio.numerator) - math.log(ratio.denominator)) / math.log(4)))
+    # at most FIRST_COARSER halvings coarser: beyond, the grid's spacing passes its own limits
+    # (delta = 1e-300 asked for eta ~ 1e143; attack review)
+    return FIRST_HALVINGS - min(coarser, FIRST_COARSER)
 
 
 #: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
@@ -359,17 +366,28 @@ class KReduction:
 
     @property
     def one_sided(self) -> bool:
-        """Contract: True exactly for k > 1, where only upper ends are certified (docs/math.md §9.8)."""
+        """Contract: True exactly for k > 1, where the upper end is the reduction's and the lower
+        end that of an additive statistic (docs/math.md §9.8): neither is refined to a width."""
         return self.k > 1
 
-    def note(self) -> str:
-        """Contract: one line saying what a k > 1 answer proves (empty string for k = 1)."""
+    def note(self, lower_proved: bool = False) -> str:
+        """Contract: one line saying what a k > 1 answer proves (empty string for k = 1);
+        ``lower_proved``: whether the statistic's lower end is above 0."""
         if not self.one_sided:
             return ""
+        up = (
+            f"k={self.k} > 1: upper end by the k = 1 pair with floor(M/k)={self.reduced_steps} steps and "
+            f"k*E={self.reduced_epochs} epochs (decomposition of Feldman and Shenfeld, arXiv:2502.08202)"
+        )
+        if lower_proved:
+            return (
+                f"{up}; lower end by the laws of an additive statistic of the output (a post-processing; "
+                "docs/math.md §9.8, k > 1: the lower end). Neither end is refined to --rel-width: the "
+                "enclosure may be wide"
+            )
         return (
-            f"k={self.k} > 1: upper bound only, by the k = 1 pair with floor(M/k)={self.reduced_steps} steps and "
-            f"k*E={self.reduced_epochs} epochs (decomposition of Feldman and Shenfeld, arXiv:2502.08202; "
-            "docs/math.md §9.8); no certified lower bound (a lower end 0 is trivial, no violation is proved)"
+            f"{up}; no violation proved (lower end 0: the statistic's laws prove none, or k > "
+            f"{K_LOWER_MAX_K}, or they are beyond the work limits)"
         )
 
 
@@ -386,6 +404,60 @@ def k_reduction(steps: Number, epochs: Number, k: Number) -> KReduction:
     if kk > m:
         raise invalid("k", kk, f"must be <= steps={m} (each record is used in k of the M steps of an epoch)")
     return KReduction(m, e, kk, m // kk, kk * e)
+
+
+def k_lower(
+    sigma: Number,
+    red: KReduction,
+    eps_max: float,
+    delta_hint: float,
+    progress: Progress | None = None,
+    dirs: tuple[str, ...] = ("remove", "add"),
+) -> KLower | None:
+    """The lower-end machinery of k-of-M allocation (certdp.notions.allocation_k_lower) with the
+    compositions of ``dirs`` built, or None when it is beyond its limits (k > K_LOWER_MAX_K or a
+    product past its limit: the lower end is then 0, which :meth:`KReduction.note` says).
+
+    Contract: a KLower whose eps_lower / delta_lower are proved lower ends (any setting), or None;
+    ``eps_max`` and ``delta_hint`` only steer."""
+    try:
+        low = KLower.build(sigma, red.steps, red.epochs, red.k, eps_max, delta_hint)
+        if progress is not None:
+            progress("k > 1: the statistic's laws", 0.0)
+        for p in low.powers():  # built here, so that a product past the limit is caught here
+            for dn in dirs:
+                low.composed(p, dn)
+        return low
+    except LimitExceeded:
+        return None
+
+
+def _with_k_lower(
+    exc: LimitExceeded | PrecisionExhausted,
+    low: KLower | None,
+    delta: Fraction | None,
+    dirs: tuple[str, ...],
+    eps: Fraction | None = None,
+) -> LimitExceeded | PrecisionExhausted:
+    """``exc`` (the reduction's upper end failed) with what the statistic's lower end proves
+    appended to its message: eps(delta) >= it (``delta`` given) or delta(eps) >= it.
+
+    Contract: an exception of exc's type; the value it names is a proved lower end."""
+    what = "no lower end either (k beyond the statistic's limits)"
+    if low is not None:
+        if delta is not None:
+            lo = max(low.eps_lower(delta, dn) for dn in dirs)
+            what = f"the statistic's lower end proves eps >= {float(lo):.10g}" if lo > 0 else "no violation proved"
+        else:
+            assert eps is not None
+            with workprec(128):
+                value = max(Enclosure.from_ball(low.delta_lower(eps, dn), 128).lower for dn in dirs)
+            what = f"the statistic's lower end proves delta >= {float(value):.10g}" if value > 0 else "no lower end"
+    out = type(exc)(f"{exc} (k > 1 upper end; {what})")
+    for attr in ("achieved_width", "result"):
+        if hasattr(exc, attr):
+            setattr(out, attr, getattr(exc, attr))
+    return out
 
 
 def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
@@ -654,18 +726,30 @@ def allocation_delta_bounds(
     """
     red = k_reduction(steps, epochs, k)
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
-        enc = allocation_delta_bounds(
-            sigma,
-            red.reduced_steps,
-            red.reduced_epochs,
-            eps,
-            direction=direction,
-            rel_width=rel_width,
-            slack=slack,
-            prec=prec,
-            progress=progress,
-        )
-        return Enclosure.from_bounds(Fraction(0), enc.upper, prec)
+        e = _check_eps(eps)
+        dirs = _directions(direction)
+        try:
+            enc = allocation_delta_bounds(
+                sigma,
+                red.reduced_steps,
+                red.reduced_epochs,
+                eps,
+                direction=direction,
+                rel_width=rel_width,
+                slack=slack,
+                prec=prec,
+                progress=progress,
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
+            raise _with_k_lower(exc, k_lower(sigma, red, float(e), 1e-12, progress, dirs), None, dirs, e) from None
+        low = k_lower(sigma, red, float(e), max(float(enc.upper), 1e-300), progress, dirs)
+        lo = Fraction(0)
+        if low is not None:
+            with workprec(prec):
+                lo = max(Enclosure.from_ball(low.delta_lower(e, dn), prec).lower for dn in dirs)
+        if lo > enc.upper:
+            raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
+        return Enclosure.from_bounds(max(lo, Fraction(0)), enc.upper, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     e = _check_eps(eps)
@@ -783,17 +867,27 @@ def allocation_eps_bounds(
     """
     red = k_reduction(steps, epochs, k)
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
-        enc = allocation_eps_bounds(
-            sigma,
-            red.reduced_steps,
-            red.reduced_epochs,
-            delta,
-            direction=direction,
-            rel_width=rel_width,
-            prec=prec,
-            progress=progress,
-        )
-        return Enclosure.from_bounds(Fraction(0), enc.upper, prec)
+        d = real("delta", delta, gt=0, lt=1)
+        dirs = _directions(direction)
+        try:
+            enc = allocation_eps_bounds(
+                sigma,
+                red.reduced_steps,
+                red.reduced_epochs,
+                delta,
+                direction=direction,
+                rel_width=rel_width,
+                prec=prec,
+                progress=progress,
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
+            # the statistic's bins reach eps_max + 8: take the largest eps the lattices attempt
+            raise _with_k_lower(exc, k_lower(sigma, red, float(MAX_EPS), float(d), progress, dirs), d, dirs) from None
+        low = k_lower(sigma, red, float(enc.upper), float(d), progress, dirs)
+        lo = Fraction(0) if low is None else max(low.eps_lower(d, dn) for dn in dirs)
+        if lo > enc.upper:  # both are proved: a crossing means a wrong bound, refuse loudly
+            raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
+        return Enclosure.from_bounds(lo, enc.upper, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     d = real("delta", delta, gt=0, lt=1)
