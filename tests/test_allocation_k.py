@@ -185,3 +185,23 @@ def test_calibrate_k_claims_and_bounds_the_least_sigma():
     assert Fraction(viol) < sigma and rec["proved_interval"]["lower_open"] == viol
     assert allocation_delta_bounds(Fraction(viol), 6, 1, 2, k=2, rel_width=None).lower > Fraction(1, 10**5)
     assert rec["miss_reason"] is None or "k > 1" in rec["miss_reason"]
+
+
+@pytest.mark.slow
+def test_calibration_at_small_delta_brackets_the_least_sigma():
+    """delta = 1e-11 (attack/closing-note item: the claim stayed far above the least sigma): the
+    claim and the violation are checked against the eps query, a separate route through the
+    lattices: at the claim eps(delta) <= 4 must be possible (lower end <= 4), at the violation
+    eps(delta) > 4 (upper end > 4)."""
+    code, out, err = run_cli(
+        ["calibrate", "random-allocation", "--steps", "10", "--epsilon", "4", "--delta", "1e-11", "--json"]
+    )
+    assert code == 0, err
+    rec = json.loads(out)
+    sigma, viol = Fraction(rec["sigma"]), rec["sigma_violated"]
+    assert Fraction(rec["delta_upper"]) <= Fraction(1, 10**11) and viol is not None
+    assert (sigma - Fraction(viol)) / sigma <= Fraction(1, 10), rec  # the interval is at most 10% wide
+    delta = Fraction(1, 10**11)
+    at_claim = allocation_eps_bounds(sigma, 10, 1, delta, rel_width=Fraction(1, 100))
+    at_viol = allocation_eps_bounds(Fraction(viol), 10, 1, delta, rel_width=Fraction(1, 100))
+    assert at_claim.lower <= 4 < at_viol.upper, (float(at_claim.lower), float(at_viol.upper))

@@ -131,6 +131,77 @@ def _k_violation(
     return None, None
 
 
+#: halvings of sigma tried to bracket the least sigma from below when the walk down does not end
+MAX_BRACKET = 6
+
+
+def _bisect_down(
+    ev: _Evaluator,
+    d: Fraction,
+    st: Fraction,
+    sigma: Fraction,
+    claim: tuple[Fraction, Fraction],
+    grid: LatticeGrid | None,
+    violated: Fraction | None,
+) -> tuple:
+    """The least lattice sigma below ``sigma`` that the evaluator proves to meet the target, by
+    bisection between ``sigma`` (meets) and a lower bracket (halving sigma while it meets, at most
+    MAX_BRACKET times), with the largest proved violation seen. Returns (sigma, claim, grid,
+    violated, miss_bounds, miss_grid, reason).
+
+    Contract: the returned sigma has a proved claim (its bounds and grid); miss_bounds is set
+    only when sigma - step has a proved violation; violated is the largest sigma proved to
+    violate (or the one given); reason says why sigma - step is not decided, else None."""
+    hi = sigma / st
+    assert hi.denominator == 1
+    hi_k = int(hi)
+    verdicts: dict[int, tuple[str, tuple[Fraction, Fraction] | None, LatticeGrid | None]] = {}
+
+    def probe(k: int) -> str:
+        nonlocal violated
+        if k not in verdicts:
+            verdicts[k] = ev.decide(k * st, d)
+        verdict = verdicts[k][0]
+        if verdict == "misses" and (violated is None or k * st > violated):
+            violated = k * st
+        return verdict
+
+    lo_k = max(1, hi_k // 2)
+    for _ in range(MAX_BRACKET):
+        if lo_k >= hi_k or probe(lo_k) != "meets":
+            break
+        hi_k, lo_k = lo_k, max(1, lo_k // 2)
+    while hi_k - lo_k > 1:
+        mid = (lo_k + hi_k) // 2
+        if probe(mid) == "meets":
+            hi_k = mid
+        else:
+            lo_k = mid
+    sigma = hi_k * st
+    if hi_k in verdicts:
+        _, bounds, found = verdicts[hi_k]
+        assert bounds is not None
+        claim, grid = bounds, found
+    below = verdicts.get(hi_k - 1)
+    if below is not None and below[0] == "misses":
+        return sigma, claim, grid, violated, below[1], below[2], None
+    if hi_k - 1 < 1:
+        return sigma, claim, grid, violated, None, None, "sigma - step is not positive"
+    if below is None:
+        probe(hi_k - 1)
+        below = verdicts[hi_k - 1]
+        if below[0] == "misses":
+            return sigma, claim, grid, violated, below[1], below[2], None
+    last = below[1]
+    reason = (
+        f"delta at sigma - step is not decided on grids within the work limits (last bounds "
+        f"[{float(last[0]):.8g}, {float(last[1]):.8g}])"
+        if last is not None
+        else "delta at sigma - step: no grid within the work limits"
+    )
+    return sigma, claim, grid, violated, None, None, reason
+
+
 @dataclass(frozen=True)
 class AllocationDpCalibration:
     """sigma meets the (eps, delta) target (proved delta_upper <= delta); sigma_miss = sigma - step
@@ -200,11 +271,25 @@ class _Evaluator:
     """Certified delta(eps) enclosures at a sigma, on the grids of allocation_dp (halvings h, eta)."""
 
     def __init__(
-        self, m: int, e: int, eps: Fraction, dirs: tuple[str, ...], deadline: Deadline, progress: Progress | None
+        self,
+        m: int,
+        e: int,
+        eps: Fraction,
+        dirs: tuple[str, ...],
+        deadline: Deadline,
+        progress: Progress | None,
+        delta: Fraction = Fraction(1, 10**5),
     ):
         self.m, self.e, self.eps, self.dirs = m, e, eps, dirs
         self.deadline, self.progress = deadline, progress
         self.count = 0
+        # the grids of allocation_eps_bounds below FIRST_DELTA: a TV slack of delta / 10 and a
+        # first grid coarser by one halving per factor 4 (allocation_dp.first_halvings); at a
+        # slack of 1e-6 the bounds at delta = 1e-11 were all far above delta and no sigma near the
+        # least one was decided (M = 10, eps = 4: none in 137 s); at and above it, as before
+        small = delta < adp.FIRST_DELTA
+        self.slack = max(float(delta) / 10, 1e-9) if small else 1e-6
+        self.first = adp.first_halvings(delta) - adp.FIRST_HALVINGS if small else 0
         #: (upper grid, lower grid) of the last enclosure
         self.grids: tuple[LatticeGrid, LatticeGrid] | None = None
 
@@ -220,7 +305,7 @@ class _Evaluator:
 
         pair = RandomAllocation(self.m, sigma, self.e)
         ref = adp._numeric_ref(pair)
-        up, low = adp._lattices(pair, 1e-6, float(self.eps), self.dirs, 128, ref, note, halvings)
+        up, low = adp._lattices(pair, self.slack, float(self.eps), self.dirs, 128, ref, note, self.first + halvings)
         assert up.lat is not None
         with workprec(128):
             hi = Enclosure.from_ball(up.delta(self.eps, self.dirs), 128).upper
@@ -337,7 +422,7 @@ def calibrate_eps_delta(
     st = calibration_step(step)
     deadline = as_deadline(max_seconds)
     start = time.perf_counter()
-    ev = _Evaluator(m, e, eps, dirs, deadline, progress)
+    ev = _Evaluator(m, e, eps, dirs, deadline, progress, d)
     violated: Fraction | None = None
 
     def mid_log(sigma: float) -> float:
@@ -416,7 +501,11 @@ def calibrate_eps_delta(
             )
         break
     else:
-        reason = "the walk down did not end within 8 steps"
+        # the float root was far above the least sigma (at small delta it reads loose enclosures):
+        # bisect on the lattice with certified verdicts only, from a bracket found by halving
+        sigma, claim, grid, violated, miss_bounds, miss_grid, reason = _bisect_down(
+            ev, d, st, sigma, claim, grid, violated
+        )
     sigma_miss = sigma - st
     return AllocationDpCalibration(
         steps=m,
