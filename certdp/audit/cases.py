@@ -58,6 +58,7 @@ _FIELDS = {
     "sigma",
     "steps",
     "epochs",
+    "k",
     "delta",
     "eps",
     "orders",
@@ -77,8 +78,9 @@ class Case:
     value-discretization interval asked of dp_accounting's PLD (None: its default);
     ``prv_eps_error`` the eps_error asked of the PRV accountants (Opacus, prv_accountant; None:
     0.01, Opacus's default); ``peers`` the only peers asked (empty: every peer of the run).
-    ``epochs`` is read only by a random-allocation case (check ``eps-allocation``), whose ``q``
-    is 1/steps: the chance that a record is used in a given step (it is not written out).
+    ``epochs`` and ``k`` are read only by a random-allocation case (check ``eps-allocation``:
+    each record in k of the ``steps`` steps of each epoch), whose ``q`` is k/steps: the chance
+    that a record is used in a given step (it is not written out).
     """
 
     id: str
@@ -94,6 +96,7 @@ class Case:
     prv_eps_error: Fraction | None = None
     peers: tuple[str, ...] = field(default=())
     epochs: int = 1
+    k: int = 1
 
     @property
     def allocation(self) -> bool:
@@ -108,6 +111,8 @@ class Case:
         out.update(steps=self.steps, checks=list(self.checks))
         if self.allocation:
             out["epochs"] = self.epochs
+            if self.k > 1:
+                out["k"] = self.k
         for name in ("sigma", "delta", "eps", "pld_vdi", "prv_eps_error"):
             value = getattr(self, name)
             if value is not None:
@@ -122,7 +127,8 @@ class Case:
 
     def label(self) -> str:
         """Contract: a short human description (no enclosure)."""
-        parts = [f"random allocation epochs={self.epochs}"] if self.allocation else [f"q={exact_str(self.q)}"]
+        alloc = f"random allocation epochs={self.epochs}" + (f" k={self.k}" if self.k > 1 else "")
+        parts = [alloc] if self.allocation else [f"q={exact_str(self.q)}"]
         if self.sigma is not None:
             parts.append(f"sigma={exact_str(self.sigma)}")
         parts.append(f"steps={self.steps}")
@@ -179,15 +185,19 @@ def case_from_dict(raw: object, where: str) -> Case:
         raise InvalidArgument(f"{name('steps')}={steps} must be <= {MAX_CASE_STEPS}")
     if allocation:
         _allocation_fields(raw, name)
-        q = Fraction(1, steps)  # random allocation uses a record in a given step with chance 1/steps
         epochs = integer(name("epochs"), _number(raw.get("epochs", 1)), ge=1)  # type: ignore[arg-type]
+        k = integer(name("k"), _number(raw.get("k", 1)), ge=1)  # type: ignore[arg-type]
+        if k > steps:
+            raise InvalidArgument(f"{name('k')}={k} must be <= steps={steps}")
+        q = Fraction(k, steps)  # random allocation uses a record in a given step with chance k/steps
         if steps * epochs > MAX_CASE_STEPS:
             raise InvalidArgument(f"{name('epochs')}={epochs}: steps x epochs must be <= {MAX_CASE_STEPS}")
     else:
-        if "epochs" in raw:
-            raise InvalidArgument(f"{name('epochs')} is read only by a random-allocation case (check {ALLOCATION!r})")
+        for only in ("epochs", "k"):
+            if only in raw:
+                raise InvalidArgument(f"{name(only)} is read only by a random-allocation case (check {ALLOCATION!r})")
         q = real(name("q"), _number(raw["q"]), gt=0, le=1)  # type: ignore[arg-type]
-        epochs = 1
+        epochs = k = 1
     sigma = opt_real("sigma", ge=MIN_CASE_SIGMA, le=MAX_CASE_SIGMA)
     delta = opt_real("delta", ge=MIN_CASE_DELTA, lt=1)
     eps = opt_real("eps", ge=0, le=10**4)
@@ -221,7 +231,7 @@ def case_from_dict(raw: object, where: str) -> Case:
         raise InvalidArgument(f"{name('checks')}: 'sigma' (a calibration) cannot be combined with other checks")
     if "rdp" in checks and not orders:
         raise InvalidArgument(f"{name('orders')} must list at least one order for the check 'rdp'")
-    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note, prv_eps_error, peers, epochs)
+    return Case(cid, q, steps, checks, sigma, delta, eps, orders, vdi, note, prv_eps_error, peers, epochs, k)
 
 
 def _allocation_fields(raw: dict[str, object], name: Callable[[str], str]) -> None:
@@ -235,7 +245,7 @@ def _allocation_fields(raw: dict[str, object], name: Callable[[str], str]) -> No
     for f in ("q", "orders", "pld_vdi", "prv_eps_error", "eps"):
         if f in raw:
             raise InvalidArgument(
-                f"{name(f)}={fmt_value(raw[f])} is not read by a random-allocation case (each record is used in 1 "
+                f"{name(f)}={fmt_value(raw[f])} is not read by a random-allocation case (each record is used in k "
                 "of the steps of each epoch)"
             )
 

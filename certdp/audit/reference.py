@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from certdp.calibrate.pld import calibrate_pld
@@ -62,6 +62,9 @@ class Reference:
     upper: Fraction | None
     seconds: float
     reason: str = ""
+    #: the enclosure is proved but not tight (random allocation with k > 1): a value inside it is
+    #: consistent with it, not shown exact (certdp.audit.verdict)
+    wide: bool = False
 
     def to_dict(self) -> dict[str, object]:
         """Contract: ends as outward-rounded decimal strings of 17 significant digits (lower down,
@@ -71,6 +74,7 @@ class Reference:
             "lower": None if self.lower is None else decimal_outward(self.lower, up=False),
             "upper": None if self.upper is None else decimal_outward(self.upper, up=True),
             **({"reason": self.reason} if self.reason else {}),
+            **({"wide": True} if self.wide else {}),
         }
 
 
@@ -232,15 +236,17 @@ def delta_pld_reference(
     return _exact_or_rdp(what, pair, steps, rel_width, {"eps": eps}, lambda: rdp_delta(pair, eps).enclosure.upper)
 
 
-def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fraction) -> Reference:
+def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fraction, k: int = 1) -> Reference:
     """Contract: [lower, upper] contains the exact eps(delta) of random allocation with the Gaussian
-    mechanism: each record in 1 of ``steps`` steps per epoch, ``epochs`` epochs, add and remove
+    mechanism: each record in ``k`` of ``steps`` steps per epoch, ``epochs`` epochs, add and remove
     neighbours (the larger); both ends proved by certdp.notions.allocation_dp.allocation_eps_bounds
-    (docs/math.md, random allocation). When that module is not available, or refuses, both ends are
+    (docs/math.md, random allocation; k > 1: the reduction's upper end and an additive statistic's
+    lower end, a wide interval). When that module is not available, or refuses, both ends are
     None and the reason says so: the verdict is inconclusive, never a pass."""
+    wide = "; k > 1: reduction upper end, statistic lower end, not refined" if k > 1 else ""
     what = (
-        f"exact epsilon at delta={exact_str(delta)} of random allocation (1 of {steps} steps per epoch, "
-        f"{epochs} epoch{'s' * (epochs != 1)}; add and remove, the larger)"
+        f"exact epsilon at delta={exact_str(delta)} of random allocation ({k} of {steps} steps per epoch, "
+        f"{epochs} epoch{'s' * (epochs != 1)}; add and remove, the larger{wide})"
     )
 
     def run() -> tuple[Fraction | None, Fraction | None, str]:
@@ -248,11 +254,12 @@ def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fr
             from certdp.notions.allocation_dp import allocation_eps_bounds
         except ImportError as exc:
             return None, None, f"reference not available: certdp.notions.allocation_dp cannot be imported ({exc})"
-        res = allocation_eps_bounds(sigma, steps, epochs, delta, direction="both")
+        res = allocation_eps_bounds(sigma, steps, epochs, delta, direction="both", k=k)
         enc = getattr(res, "enclosure", res)  # a result object holding an Enclosure, or the Enclosure
         return Fraction(enc.lower), Fraction(enc.upper), ""
 
-    return _timed(what, run)
+    ref = _timed(what, run)
+    return replace(ref, wide=True) if k > 1 else ref
 
 
 def _decimal_mid(lo: Fraction, hi: Fraction) -> Fraction:

@@ -49,7 +49,8 @@ def rejudge(record: dict[str, object], value: float, steps: int, orders: tuple[F
     quantity at ``steps`` (and ``orders``, the peer's RDP orders for eps-rdp), its estimate
     mark and its side (a lower bound is judged mirrored)."""
     f = lambda x: None if x is None else Fraction(str(x))  # noqa: E731
-    ref = Reference(str(record.get("compared", "")), f(record.get("lower")), f(record.get("upper")), 0.0)
+    wide = record.get("wide") is True
+    ref = Reference(str(record.get("compared", "")), f(record.get("lower")), f(record.get("upper")), 0.0, wide=wide)
     order = f(record.get("order"))
     kind = str(record.get("kind"))
     v = Fraction(value) if math.isfinite(value) else Fraction(0)

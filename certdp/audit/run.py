@@ -212,8 +212,8 @@ class References:
             make = lambda: sigma_rdp_reference(q, n, case.eps, case.delta, pv.orders, pv.conversion, guess)  # type: ignore[arg-type]  # noqa: E731
         elif pv.kind == "eps-allocation":
             assert s is not None and case.delta is not None
-            key = ("eps-allocation", s, n, case.epochs, case.delta)
-            make = lambda: eps_allocation_reference(s, n, case.epochs, case.delta)  # type: ignore[arg-type]  # noqa: E731
+            key = ("eps-allocation", s, n, case.epochs, case.delta, case.k)
+            make = lambda: eps_allocation_reference(s, n, case.epochs, case.delta, case.k)  # type: ignore[arg-type]  # noqa: E731
         elif pv.kind == "sigma-pld":
             assert case.eps is not None and case.delta is not None
             key = ("sigma-pld", q, n, case.eps, case.delta)

@@ -15,7 +15,8 @@ divergence, a noise multiplier a peer says suffices), so:
 * ``exact``: inside [lower, upper], widened by the peer's own float rounding (FLOAT_SLACK relative by
   default; ``certdp audit --slack`` sets another);
 * ``inconclusive``: certdp has only one side and the value lies on the other, or no reference
-  (the reason is given), or the peer returned NaN or failed.
+  (the reason is given), or the peer returned NaN or failed, or the value lies inside a ``wide``
+  enclosure (proved but not tight: random allocation with k > 1).
 
 A peer's +inf is conservative (no claim at all) with an infinite excess.
 
@@ -116,9 +117,18 @@ def judge(
     if hi is not None and v > hi + room:
         return Judgement("conservative", _rel(v - hi, hi), "above the certified upper end")
     if lo is not None and hi is not None:
-        return Judgement("exact", None, "inside the certified enclosure")
+        return _inside(ref)
     side = "lower" if hi is None else "upper"
     return Judgement("inconclusive", None, f"only the {side} side is certified: {ref.reason}")
+
+
+def _inside(ref: Reference) -> Judgement:
+    """exact inside a tight enclosure; inconclusive inside a ``wide`` one (proved, not tight: random
+    allocation with k > 1), where the value may lie on either side of the truth."""
+    if ref.wide:
+        why = "inside a wide certified enclosure: consistent with it, neither side of the truth proved"
+        return Judgement("inconclusive", None, why)
+    return Judgement("exact", None, "inside the certified enclosure")
 
 
 def judge_lower(
@@ -170,6 +180,6 @@ def judge_lower(
     if lo is not None and v < lo - room:
         return Judgement("conservative", _rel(lo - v, lo), "a lower bound below the certified lower end (loose)")
     if lo is not None and hi is not None:
-        return Judgement("exact", None, "inside the certified enclosure")
+        return _inside(ref)
     side = "lower" if hi is None else "upper"
     return Judgement("inconclusive", None, f"only the {side} side is certified: {ref.reason}")

@@ -573,7 +573,8 @@ def _audit_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
         "--cases",
         metavar="FILE",
         help="a TOML ([[case]] tables) or JSON case file: id, q, sigma, steps, delta, eps, orders, checks "
-        "(rdp, eps-rdp, eps-pld, delta-pld, sigma), pld_vdi, prv_eps_error, peers, note; see docs/audit.md",
+        "(rdp, eps-rdp, eps-pld, delta-pld, sigma, eps-allocation), pld_vdi, prv_eps_error, peers, note, "
+        "and epochs, k for random allocation; see docs/audit.md",
     )
     what.add_argument(
         "--claim",

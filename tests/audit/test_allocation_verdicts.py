@@ -208,3 +208,91 @@ def test_reference_not_available_is_a_refusal_not_a_pass(monkeypatch):
     res = run_audit([case], [FakeBand(0.0, 1e9)])
     assert [row.judgement.verdict for row in res.rows] == ["inconclusive", "inconclusive"]
     assert all("reference not available" in row.judgement.why for row in res.rows)
+
+
+# --- k of t steps (each record in k steps of an epoch) -------------------------------------------
+
+
+def test_k_case_round_trips_with_rate_k_over_t():
+    case = case_from_dict({**ALLOC, "k": 2}, "c")
+    assert case.k == 2 and case.q == Fraction(2, 4) and "k=2" in case.label()
+    d = case.to_dict()
+    assert d["k"] == 2 and case_from_dict(d, "again") == case
+    assert "k" not in case_from_dict(ALLOC, "c").to_dict()  # k = 1 is not written out
+
+
+@pytest.mark.parametrize(
+    ("raw", "words"),
+    [
+        ({**ALLOC, "k": 0}, "a.k=0 must be >= 1"),
+        ({**ALLOC, "k": 5}, "a.k=5 must be <= steps=4"),
+        ({**ALLOC, "k": 1.5}, "a.k=1.5"),
+        ({"id": "p", "q": 0.1, "steps": 3, "k": 2, "sigma": 1, "delta": 1e-5}, "p.k is read only by a random"),
+    ],
+)
+def test_k_refusals_name_the_field(raw, words):
+    with pytest.raises(InvalidArgument, match=re.escape(words)):
+        case_from_dict(raw, "c")
+
+
+WIDE = Reference("q", Fraction(2), Fraction(3), 0.0, wide=True)
+
+
+@pytest.mark.parametrize(
+    ("value", "side", "verdict"),
+    [
+        (2.5, "upper", "inconclusive"),
+        (2.0, "upper", "inconclusive"),
+        (1.9, "upper", "UNSOUND"),
+        (3.1, "upper", "conservative"),
+        (2.5, "lower", "inconclusive"),
+        (3.1, "lower", "UNSOUND"),
+        (1.9, "lower", "conservative"),
+    ],
+)
+def test_a_wide_reference_never_calls_a_value_exact(value, side, verdict):
+    j = judge(value, WIDE, side=side)
+    assert j.verdict == verdict, j
+    if verdict == "inconclusive":
+        assert "wide" in j.why
+    assert WIDE.to_dict()["wide"] is True and "wide" not in REF.to_dict()
+
+
+def test_k_reference_is_wide_and_contains_the_k_equal_t_gaussian():
+    """k = t = 2, one epoch: the pair is one Gaussian of mu = sqrt(2)/sigma (50-digit mpmath)."""
+    ref = eps_allocation_reference(Fraction(1), 2, 1, Fraction(1, 10**5), k=2)
+    assert ref.wide and ref.lower is not None and ref.upper is not None and "2 of 2 steps" in ref.quantity
+    mp.mp.dps = 50
+    mu = mp.sqrt(2)
+
+    def gap(e):
+        return mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2) - mp.mpf("1e-5")
+
+    exact = mp.findroot(gap, (0, 30), solver="bisect")
+    lo = mp.mpf(ref.lower.numerator) / ref.lower.denominator
+    hi = mp.mpf(ref.upper.numerator) / ref.upper.denominator
+    assert lo <= exact <= hi
+
+
+def test_rejudge_reads_the_wide_mark():
+    record = {"compared": "q", "lower": "2", "upper": "3", "kind": "eps-allocation", "wide": True}
+    assert rejudge(record, 2.5, 10).verdict == "inconclusive"
+    assert rejudge({**record, "wide": False}, 2.5, 10).verdict == "exact"
+
+
+def test_pld_accounting_k_case_end_to_end():
+    """The real peer (test extra) on k = 2 of 10: its band is consistent with the wide reference."""
+    pytest.importorskip("PLD_accounting")
+    case = case_from_dict(
+        {"id": "k2", "steps": 10, "epochs": 1, "k": 2, "sigma": 1, "delta": 1e-5, "checks": ["eps-allocation"]}, "c"
+    )
+    from certdp.audit.adapters import load_adapter
+
+    report = run_audit([case], [load_adapter("pld_accounting")])
+    verdicts = [r.judgement.verdict for r in report.rows]
+    assert len(verdicts) == 2 and all(r.reference.wide for r in report.rows)
+    assert "UNSOUND" not in verdicts and "exact" not in verdicts  # a wide reference calls nothing exact
+    for row in report.rows:  # the record carries the mark, and a rerun judges it the same way
+        rec = row.to_dict()
+        assert rec["wide"] is True
+        assert rejudge(rec, row.peer.value, case.steps).verdict == row.judgement.verdict

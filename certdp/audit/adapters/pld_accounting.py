@@ -92,7 +92,7 @@ class PldAccountingAdapter(Adapter):
                 "delta": float(case.delta),
                 "sigma": float(case.sigma),
                 "num_steps": case.steps,
-                "num_selected": 1,
+                "num_selected": case.k,
                 "num_epochs": case.epochs,
             }
             self._last = None  # a fresh computation for each case (a replay may reuse it)

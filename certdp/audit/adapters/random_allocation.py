@@ -78,7 +78,7 @@ class RandomAllocationAdapter(Adapter):
         args: dict[str, object] = {
             "sigma": float(case.sigma),
             "num_steps": case.steps,
-            "num_selected": 1,
+            "num_selected": case.k,
             "num_epochs": case.epochs,
             "delta": float(case.delta),
             "allocation_direct_alpha_orders": list(DIRECT_ORDERS),
