@@ -90,14 +90,13 @@ def _k_violation(
     first = build(sigma - step, None)
     if first is None:
         return None, None
-    try:
-        best = max((first.float_delta(float(eps), dn) for dn in dirs), key=lambda t: t[0])
-        at = proved(first)
-    except LimitExceeded:
-        return None, None
+    # the power each direction's coarse tuning picks at eps; the bisection keeps the better one
+    picks = [(first.tuned(dn, eps=float(eps))[0], dn) for dn in dirs]
+    best = max(picks, key=lambda pd: replace(first, only=(pd[0],)).float_delta(float(eps), pd[1])[0])
+    at = proved(first)
     if at is not None:
         return sigma - step, Enclosure.from_bounds(at, Fraction(1), 128)
-    power = (best[1],)
+    power = (best[0],)
     # float bisection on the lattice index: violated at lo (float), not at hi
     hi = math.floor((sigma - step) / step)
     lo = max(1, math.floor(sigma / K_SEARCH_FACTOR / step))

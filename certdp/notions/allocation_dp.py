@@ -407,29 +407,21 @@ def k_reduction(steps: Number, epochs: Number, k: Number) -> KReduction:
 
 
 def k_lower(
-    sigma: Number,
-    red: KReduction,
-    eps_max: float,
-    delta_hint: float,
-    progress: Progress | None = None,
-    dirs: tuple[str, ...] = ("remove", "add"),
+    sigma: Number, red: KReduction, eps_max: float, delta_hint: float, progress: Progress | None = None
 ) -> KLower | None:
-    """The lower-end machinery of k-of-M allocation (certdp.notions.allocation_k_lower) with the
-    compositions of ``dirs`` built, or None when it is beyond its limits (k > K_LOWER_MAX_K or a
-    product past its limit: the lower end is then 0, which :meth:`KReduction.note` says).
+    """The lower-end machinery of k-of-M allocation (certdp.notions.allocation_k_lower), or None
+    when k > K_LOWER_MAX_K (the lower end is then 0, which :meth:`KReduction.note` says; a
+    statistic past the product limit proves 0 itself).
 
     Contract: a KLower whose eps_lower / delta_lower are proved lower ends (any setting), or None;
     ``eps_max`` and ``delta_hint`` only steer."""
     try:
         low = KLower.build(sigma, red.steps, red.epochs, red.k, eps_max, delta_hint)
-        if progress is not None:
-            progress("k > 1: the statistic's laws", 0.0)
-        for p in low.powers():  # built here, so that a product past the limit is caught here
-            for dn in dirs:
-                low.composed(p, dn)
-        return low
     except LimitExceeded:
         return None
+    if progress is not None:
+        progress("k > 1: the statistic's laws", 0.0)
+    return low
 
 
 def _with_k_lower(
@@ -741,8 +733,8 @@ def allocation_delta_bounds(
                 progress=progress,
             )
         except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
-            raise _with_k_lower(exc, k_lower(sigma, red, float(e), 1e-12, progress, dirs), None, dirs, e) from None
-        low = k_lower(sigma, red, float(e), max(float(enc.upper), 1e-300), progress, dirs)
+            raise _with_k_lower(exc, k_lower(sigma, red, float(e), 1e-12, progress), None, dirs, e) from None
+        low = k_lower(sigma, red, float(e), max(float(enc.upper), 1e-300), progress)
         lo = Fraction(0)
         if low is not None:
             with workprec(prec):
@@ -882,8 +874,8 @@ def allocation_eps_bounds(
             )
         except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
             # the statistic's bins reach eps_max + 8: take the largest eps the lattices attempt
-            raise _with_k_lower(exc, k_lower(sigma, red, float(MAX_EPS), float(d), progress, dirs), d, dirs) from None
-        low = k_lower(sigma, red, float(enc.upper), float(d), progress, dirs)
+            raise _with_k_lower(exc, k_lower(sigma, red, float(MAX_EPS), float(d), progress), d, dirs) from None
+        low = k_lower(sigma, red, float(enc.upper), float(d), progress)
         lo = Fraction(0) if low is None else max(low.eps_lower(d, dn) for dn in dirs)
         if lo > enc.upper:  # both are proved: a crossing means a wrong bound, refuse loudly
             raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
