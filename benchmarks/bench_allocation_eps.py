@@ -98,6 +98,12 @@ No pld-accounting value is refuted at k > 1 either: its lower ends lie inside ce
 its upper ends 0.8% to 2.3% above certdp's certified upper end. certdp's k > 1 enclosure is 2% to
 9% wide (the additive statistic is not sufficient for k > 1) and takes 2.7x to 7x pld-accounting's
 time: the target width 1e-3 and the time target are not met for k > 1.
+
+With the statistic's power tuned per query (certdp at 0ea0e87, same command, load average 4.6-4.9
+from another job: times ~2x idle, ratios from one run): [3.4564397, 3.8009543] 9.06e-02 3.7 s
+(ratio 3.04), [1.2010617, 1.2297155] 2.33e-02 9.9 s (12.06), [8.0620563, 8.8442311] 8.84e-02
+7.1 s (6.66), [2.6310283, 2.6734325] 1.59e-02 4.6 s (9.59): the second and fourth rows' lower
+ends rose (1.1713 -> 1.2011, 2.6120 -> 2.6310), pld-accounting's lower ends still inside.
 """
 
 from __future__ import annotations
