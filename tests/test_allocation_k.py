@@ -205,3 +205,22 @@ def test_calibration_at_small_delta_brackets_the_least_sigma():
     at_claim = allocation_eps_bounds(sigma, 10, 1, delta, rel_width=Fraction(1, 100))
     at_viol = allocation_eps_bounds(Fraction(viol), 10, 1, delta, rel_width=Fraction(1, 100))
     assert at_claim.lower <= 4 < at_viol.upper, (float(at_claim.lower), float(at_viol.upper))
+
+
+@pytest.mark.slow
+def test_calibration_climbs_past_a_low_float_root():
+    """M = 1, E = 10 (one Gaussian of mu = sqrt(10)/sigma), eps = 4, delta = 1e-11: the float root
+    lay 36 steps below the least sigma, each a proved violation, and 8 steps up found no claim
+    (attack review). The claim and the violation against the closed form (mpmath, 50 digits)."""
+    from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
+
+    res = calibrate_eps_delta(1, 10, 4, Fraction(1, 10**11))
+    mp.mp.dps = 50
+
+    def delta_at(sigma: Fraction):
+        mu = mp.sqrt(10) / (mp.mpf(sigma.numerator) / sigma.denominator)
+        return mp.ncdf(-4 / mu + mu / 2) - mp.e**4 * mp.ncdf(-4 / mu - mu / 2)
+
+    assert delta_at(res.sigma) <= mp.mpf("1e-11")
+    assert res.sigma_violated is not None and delta_at(res.sigma_violated) > mp.mpf("1e-11")
+    assert res.sigma - res.sigma_violated <= 10 * res.step

@@ -31,7 +31,7 @@ from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.enclose.ball import readable_repr
 from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 from certdp.notions import allocation_dp as adp
-from certdp.notions.allocation_k_lower import KLower
+from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import LatticeGrid
 from certdp.pairs import RandomAllocation
 from certdp.pairs.params import Number, exact_str, integer, real
@@ -132,6 +132,8 @@ def _k_violation(
 
 #: halvings of sigma tried to bracket the least sigma from below when the walk down does not end
 MAX_BRACKET = 6
+#: doubling jumps up from the float root while its sigmas are proved to miss (after 8 single steps)
+MAX_CLIMB = 12
 
 
 def _bisect_down(
@@ -165,11 +167,14 @@ def _bisect_down(
             violated = k * st
         return verdict
 
-    lo_k = max(1, hi_k // 2)
-    for _ in range(MAX_BRACKET):
-        if lo_k >= hi_k or probe(lo_k) != "meets":
-            break
-        hi_k, lo_k = lo_k, max(1, lo_k // 2)
+    if violated is not None and violated < sigma and (violated / st).denominator == 1:
+        lo_k = int(violated / st)  # a proved violation: the least sigma lies above it
+    else:
+        lo_k = max(1, hi_k // 2)
+        for _ in range(MAX_BRACKET):
+            if lo_k >= hi_k or probe(lo_k) != "meets":
+                break
+            hi_k, lo_k = lo_k, max(1, lo_k // 2)
     while hi_k - lo_k > 1:
         mid = (lo_k + hi_k) // 2
         if probe(mid) == "meets":
@@ -391,6 +396,8 @@ def calibrate_eps_delta(
         )
         if at_miss is not None:
             reason = None
+        elif violated_k is None and red.k > K_LOWER_MAX_K:
+            reason = f"k={red.k} > {K_LOWER_MAX_K}: no lower end is computed, so no violation is proved"
         elif violated_k is None:
             reason = (
                 "k > 1: the statistic's lower end proves no violation down to sigma / "
@@ -462,7 +469,8 @@ def calibrate_eps_delta(
     kk = math.ceil(Fraction(b) / st)
     claim: tuple[Fraction, Fraction] | None = None
     grid: LatticeGrid | None = None
-    for _ in range(8):  # the coarse root is close; a few steps up cover its error
+    jump = 1
+    for tries in range(8 + MAX_CLIMB):  # the coarse root is close; a few steps up cover its error
         sigma = kk * st
         verdict, bounds, found = ev.decide(sigma, d)
         if verdict == "meets":
@@ -470,7 +478,13 @@ def calibrate_eps_delta(
             break
         if verdict == "misses" and (violated is None or sigma > violated):
             violated = sigma
-        kk += 1
+        if tries >= 7:
+            # still not proved to meet after 8 single steps: climb in doubling jumps (attack
+            # review: M = 1, E = 10, eps = 4, delta = 1e-11 started 36 steps below the least sigma)
+            jump *= 2
+        kk += jump
+    if claim is not None and jump > 1:  # climbed in jumps: the least sigma may lie below the claim
+        sigma, claim, grid, violated, _mb, _mg, _why = _bisect_down(ev, d, st, sigma, claim, grid, violated)
     if claim is None:
         raise PrecisionExhausted(
             f"epsilon={exact_str(eps)}, delta={exact_str(d)}: no sigma near {b:.8g} could be certified on grids "
