@@ -196,14 +196,17 @@ def _bisect_down(
         below = verdicts[hi_k - 1]
         if below[0] == "misses":
             return sigma, claim, grid, violated, below[1], below[2], None
-    last = below[1]
-    reason = (
+    return sigma, claim, grid, violated, None, None, _undecided(below[1])
+
+
+def _undecided(bounds: tuple[Fraction, Fraction] | None) -> str:
+    """The miss_reason of an undecided sigma - step, with its last bounds when there are any."""
+    if bounds is None:
+        return "delta at sigma - step: no grid within the work limits"
+    return (
         f"delta at sigma - step is not decided on grids within the work limits (last bounds "
-        f"[{float(last[0]):.8g}, {float(last[1]):.8g}])"
-        if last is not None
-        else "delta at sigma - step: no grid within the work limits"
+        f"[{float(bounds[0]):.8g}, {float(bounds[1]):.8g}])"
     )
-    return sigma, claim, grid, violated, None, None, reason
 
 
 @dataclass(frozen=True)
@@ -483,8 +486,6 @@ def calibrate_eps_delta(
             # review: M = 1, E = 10, eps = 4, delta = 1e-11 started 36 steps below the least sigma)
             jump *= 2
         kk += jump
-    if claim is not None and jump > 1:  # climbed in jumps: the least sigma may lie below the claim
-        sigma, claim, grid, violated, _mb, _mg, _why = _bisect_down(ev, d, st, sigma, claim, grid, violated)
     if claim is None:
         raise PrecisionExhausted(
             f"epsilon={exact_str(eps)}, delta={exact_str(d)}: no sigma near {b:.8g} could be certified on grids "
@@ -493,7 +494,9 @@ def calibrate_eps_delta(
     miss_bounds: tuple[Fraction, Fraction] | None = None
     miss_grid: LatticeGrid | None = None
     reason: str | None = None
-    for _ in range(8):  # walk down while the sigma below also meets the target
+    # after a climb in jumps the least sigma may lie far below the claim: bisect at once
+    walk = 0 if jump > 1 else 8
+    for _ in range(walk):  # walk down while the sigma below also meets the target
         sigma_miss = sigma - st
         if sigma_miss <= 0:
             reason = "sigma - step is not positive"
@@ -506,16 +509,11 @@ def calibrate_eps_delta(
             miss_bounds, miss_grid = bounds, found
             violated = sigma_miss if violated is None or sigma_miss > violated else violated
         else:
-            reason = (
-                f"delta at sigma - step is not decided on grids within the work limits (last bounds "
-                f"[{float(bounds[0]):.8g}, {float(bounds[1]):.8g}])"
-                if bounds is not None
-                else "delta at sigma - step: no grid within the work limits"
-            )
+            reason = _undecided(bounds)
         break
     else:
-        # the float root was far above the least sigma (at small delta it reads loose enclosures):
-        # bisect on the lattice with certified verdicts only, from a bracket found by halving
+        # no walk (a climb in jumps), or the float root was far above the least sigma (at small
+        # delta it reads loose enclosures): bisect on the lattice with certified verdicts only
         sigma, claim, grid, violated, miss_bounds, miss_grid, reason = _bisect_down(
             ev, d, st, sigma, claim, grid, violated
         )
