@@ -59,6 +59,18 @@ class CertificateMalformed(CertificateInvalid, ValueError):
     CertificateInvalid for code that only asks whether a file is acceptable."""
 
 
+def prefixed(exc: CertdpError, prefix: str) -> CertdpError:
+    """An error of ``exc``'s type whose message is ``prefix: message`` (e.g. the user's setting
+    before a message about a reduced run), carrying exc's extra fields (achieved_width, max_prec,
+    result).
+
+    Contract: same type and fields as ``exc``; only the message changes."""
+    out = type(exc).__new__(type(exc))
+    out.__dict__.update(exc.__dict__)
+    out.args = (f"{prefix}: {exc}",)
+    return out
+
+
 def fmt_value(value: object) -> str:
     """Render a parameter value for an error message (``sigma=-1``, ``q=nan``).
 

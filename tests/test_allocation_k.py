@@ -224,3 +224,23 @@ def test_calibration_climbs_past_a_low_float_root():
     assert delta_at(res.sigma) <= mp.mpf("1e-11")
     assert res.sigma_violated is not None and delta_at(res.sigma_violated) > mp.mpf("1e-11")
     assert res.sigma - res.sigma_violated <= 10 * res.step
+
+
+@pytest.mark.slow
+def test_a_budget_spent_in_the_k_violation_search_keeps_the_proved_claim(monkeypatch):
+    """Attack review: a --max-seconds budget that ran out while the k > 1 violation was searched
+    discarded the proved claim (exit 3). The claim is kept, one-sided, and the reason says why;
+    the search is made to run out deterministically (no wall clock)."""
+    import certdp.calibrate.random_allocation_dp as rad
+    from certdp.errors import BudgetExhausted
+
+    def runs_out(*args, **kwargs):
+        raise BudgetExhausted("max_seconds=5 ran out after 5.0 s while the k > 1 violation search; no certified answer")
+
+    monkeypatch.setattr(rad, "_k_violation", runs_out)
+    res = rad.calibrate_eps_delta(4, 1, 1, Fraction(1, 10**3), k=2)
+    assert res.sigma_violated is None and res.delta_lower_at_miss is None and res.k == 2
+    assert "ran out" in res.miss_reason and "claim was proved" in res.miss_reason
+    # the claim is the reduced pair's (2 steps, 2 epochs), proved at delta <= 1e-3
+    assert res.delta_upper.upper <= Fraction(1, 10**3)
+    assert allocation_delta_bounds(res.sigma, 2, 2, 1, rel_width=Fraction(1, 100)).lower <= Fraction(1, 10**3)

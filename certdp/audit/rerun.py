@@ -24,6 +24,17 @@ def _float(text: object) -> float:
     return float(str(text))  # repr of a float, or "inf" / "nan"
 
 
+def _k(case: dict[str, object]) -> int:
+    """The case's recorded k (1 when absent); InvalidArgument naming the case when it is no integer."""
+    raw = case.get("k", 1)
+    if isinstance(raw, bool) or not isinstance(raw, int | str | float):
+        raise InvalidArgument(f"case {case.get('id')}: k={raw!r} must be an integer")
+    try:
+        return int(Fraction(str(raw)))
+    except (ValueError, ZeroDivisionError):
+        raise InvalidArgument(f"case {case.get('id')}: k={raw!r} must be an integer") from None
+
+
 def recorded_call(record: dict[str, object]) -> dict[str, object]:
     """Contract: the row's recorded peer call; InvalidArgument naming the row when it has none."""
     call = record.get("call")
@@ -43,13 +54,17 @@ def rerun_row(record: dict[str, object], adapter: Adapter | None = None) -> floa
     return peer.replay(call)
 
 
-def rejudge(record: dict[str, object], value: float, steps: int, orders: tuple[Fraction, ...] = ()) -> Judgement:
+def rejudge(
+    record: dict[str, object], value: float, steps: int, orders: tuple[Fraction, ...] = (), *, wide: bool = False
+) -> Judgement:
     """Contract: certdp.audit.verdict.judge of ``value`` against the row's recorded ends (exact
     Fractions of their decimals), with the report's slack, the roundoff tolerance of the row's
     quantity at ``steps`` (and ``orders``, the peer's RDP orders for eps-rdp), its estimate
-    mark and its side (a lower bound is judged mirrored)."""
+    mark and its side (a lower bound is judged mirrored). The ends are judged ``wide`` when the
+    row says so or ``wide`` is given (the case's k > 1: the mark is derived from the case too, so
+    a row whose mark was deleted is not judged exact)."""
     f = lambda x: None if x is None else Fraction(str(x))  # noqa: E731
-    wide = record.get("wide") is True
+    wide = wide or record.get("wide") is True
     ref = Reference(str(record.get("compared", "")), f(record.get("lower")), f(record.get("upper")), 0.0, wide=wide)
     order = f(record.get("order"))
     kind = str(record.get("kind"))
@@ -78,6 +93,8 @@ def rerun_report(
         raise InvalidArgument("report: rows and cases must be lists (the --json output of certdp audit)")
     # compositions per case (the tolerance's n): a random-allocation case composes steps x epochs times
     steps = {c.get("id"): int(c.get("steps", 1)) * int(c.get("epochs", 1)) for c in cases if isinstance(c, dict)}
+    # a k > 1 random-allocation case has a proved but wide reference (certdp.audit.reference)
+    wide = {c.get("id") for c in cases if isinstance(c, dict) and _k(c) > 1}
     adapters: dict[str, Adapter | None] = {}
     out: list[dict[str, object]] = []
     skipped: dict[str, str] = {}
@@ -103,7 +120,9 @@ def rerun_report(
         value, _, error, _ = call_peer(lambda adapter=adapter, call=call: adapter.replay(call))  # type: ignore[misc]
         recorded = _float(rec.get("value"))
         same = value == recorded or (math.isnan(value) and math.isnan(recorded))
-        j = rejudge(rec, value, steps.get(rec.get("case"), 1), getattr(adapter, "orders", ()))
+        j = rejudge(
+            rec, value, steps.get(rec.get("case"), 1), getattr(adapter, "orders", ()), wide=rec.get("case") in wide
+        )
         out.append(
             {
                 "case": rec.get("case"),

@@ -29,7 +29,7 @@ from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.enclose.ball import readable_repr
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
+from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, PrecisionExhausted, prefixed
 from certdp.notions import allocation_dp as adp
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import LatticeGrid
@@ -381,23 +381,36 @@ def calibrate_eps_delta(
     red = adp.k_reduction(m, e, k)
     if red.one_sided:
         at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
-        res = calibrate_eps_delta(
-            red.reduced_steps,
-            red.reduced_epochs,
-            epsilon,
-            delta,
-            step,
-            direction=direction,
-            progress=progress,
-            max_seconds=max_seconds,
-        )
+        # one budget for the claim and the violation search (a number would restart it)
+        deadline = as_deadline(max_seconds)
+        try:
+            res = calibrate_eps_delta(
+                red.reduced_steps,
+                red.reduced_epochs,
+                epsilon,
+                delta,
+                step,
+                direction=direction,
+                progress=progress,
+                max_seconds=deadline,
+            )
+        except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
+            # its message names the reduced run's steps and epochs: say whose setting that is
+            raise prefixed(exc, red.names()) from None
         # the reduced pair's violations and lower ends bound nothing for k-of-M allocation: dropped,
         # and searched for again with the k-of-M pair's own lower end
         eps_k, d_k = adp._check_eps(epsilon), real("delta", delta, gt=0, lt=1)
-        violated_k, at_miss = _k_violation(
-            red, res.sigma, res.step, eps_k, d_k, adp._directions(direction), as_deadline(max_seconds)
-        )
-        if at_miss is not None:
+        try:
+            violated_k, at_miss = _k_violation(
+                red, res.sigma, res.step, eps_k, d_k, adp._directions(direction), deadline
+            )
+            ran_out = None
+        except BudgetExhausted as exc:
+            # the claim is proved already: keep it, one-sided, and say why no violation is given
+            violated_k, at_miss, ran_out = None, None, str(exc).split(";")[0]
+        if ran_out is not None:
+            reason = f"k > 1: {ran_out} (the claim was proved before; no violation is searched further)"
+        elif at_miss is not None:
             reason = None
         elif violated_k is None and red.k > K_LOWER_MAX_K:
             reason = f"k={red.k} > {K_LOWER_MAX_K}: no lower end is computed, so no violation is proved"

@@ -370,6 +370,13 @@ class KReduction:
         end that of an additive statistic (docs/math.md §9.8): neither is refined to a width."""
         return self.k > 1
 
+    def names(self) -> str:
+        """Contract: the user's setting and the reduced run, for messages about the reduced run."""
+        return (
+            f"k={self.k} of steps={self.steps}, epochs={self.epochs} (upper end on the reduced run "
+            f"steps={self.reduced_steps}, epochs={self.reduced_epochs})"
+        )
+
     def note(self, lower_proved: bool = False) -> str:
         """Contract: one line saying what a k > 1 answer proves (empty string for k = 1);
         ``lower_proved``: whether the statistic's lower end is above 0."""
@@ -426,13 +433,15 @@ def k_lower(
 
 def _with_k_lower(
     exc: LimitExceeded | PrecisionExhausted,
+    red: KReduction,
     low: KLower | None,
     delta: Fraction | None,
     dirs: tuple[str, ...],
     eps: Fraction | None = None,
 ) -> LimitExceeded | PrecisionExhausted:
-    """``exc`` (the reduction's upper end failed) with what the statistic's lower end proves
-    appended to its message: eps(delta) >= it (``delta`` given) or delta(eps) >= it.
+    """``exc`` (the reduction's upper end failed) prefixed with the user's setting and the reduced
+    run (its message names the reduced run's steps and epochs), and what the statistic's lower end
+    proves appended: eps(delta) >= it (``delta`` given) or delta(eps) >= it.
 
     Contract: an exception of exc's type; the value it names is a proved lower end."""
     what = "no lower end either (k beyond the statistic's limits)"
@@ -445,7 +454,7 @@ def _with_k_lower(
             with workprec(128):
                 value = max(Enclosure.from_ball(low.delta_lower(eps, dn), 128).lower for dn in dirs)
             what = f"the statistic's lower end proves delta >= {float(value):.10g}" if value > 0 else "no lower end"
-    out = type(exc)(f"{exc} (k > 1 upper end; {what})")
+    out = type(exc)(f"{red.names()}: {exc} (k > 1 upper end; {what})")
     for attr in ("achieved_width", "result"):
         if hasattr(exc, attr):
             setattr(out, attr, getattr(exc, attr))
@@ -733,7 +742,7 @@ def allocation_delta_bounds(
                 progress=progress,
             )
         except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
-            raise _with_k_lower(exc, k_lower(sigma, red, float(e), 1e-12, progress), None, dirs, e) from None
+            raise _with_k_lower(exc, red, k_lower(sigma, red, float(e), 1e-12, progress), None, dirs, e) from None
         low = k_lower(sigma, red, float(e), max(float(enc.upper), 1e-300), progress)
         lo = Fraction(0)
         if low is not None:
@@ -874,7 +883,7 @@ def allocation_eps_bounds(
             )
         except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
             # the statistic's bins reach eps_max + 8: take the largest eps the lattices attempt
-            raise _with_k_lower(exc, k_lower(sigma, red, float(MAX_EPS), float(d), progress), d, dirs) from None
+            raise _with_k_lower(exc, red, k_lower(sigma, red, float(MAX_EPS), float(d), progress), d, dirs) from None
         low = k_lower(sigma, red, float(enc.upper), float(d), progress)
         lo = Fraction(0) if low is None else max(low.eps_lower(d, dn) for dn in dirs)
         if lo > enc.upper:  # both are proved: a crossing means a wrong bound, refuse loudly

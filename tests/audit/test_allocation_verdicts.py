@@ -296,3 +296,33 @@ def test_pld_accounting_k_case_end_to_end():
         rec = row.to_dict()
         assert rec["wide"] is True
         assert rejudge(rec, row.peer.value, case.steps).verdict == row.judgement.verdict
+
+
+def test_rerun_derives_the_wide_mark_from_the_case_k(monkeypatch):
+    """A k > 1 row whose ``wide`` mark was deleted (and its verdict edited to exact) is still judged
+    inconclusive on rerun: the mark follows from the recorded case, not only from the row."""
+    from certdp.audit.rerun import rerun_report
+
+    class Replay:
+        orders = ()
+
+        def replay(self, call):
+            return 2.5
+
+        def version(self):
+            return "0"
+
+        path = "fake"
+
+    row = {"case": "k2", "peer": "fake", "method": "m", "kind": "eps-allocation", "compared": "q"}
+    row |= {"lower": "2", "upper": "3", "value": "2.5", "verdict": "exact", "call": {}}
+    cases = [{"id": "k2", "steps": 10, "epochs": 1, "k": 2}]
+    import certdp.audit.rerun as rr
+
+    monkeypatch.setattr(rr, "load_adapter", lambda name: Replay())
+    out = rerun_report({"rows": [row], "cases": cases})
+    assert out["rows"][0]["verdict"] == "inconclusive" and out["same_verdict"] == 0
+    out1 = rerun_report({"rows": [row], "cases": [{**cases[0], "k": 1}]})
+    assert out1["rows"][0]["verdict"] == "exact"  # k = 1: a tight reference, exact stays exact
+    with pytest.raises(InvalidArgument, match=re.escape("case k2: k='two' must be an integer")):
+        rerun_report({"rows": [row], "cases": [{**cases[0], "k": "two"}]})
