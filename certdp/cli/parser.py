@@ -213,14 +213,15 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
                 help="a dp_accounting DpEvent in its JSON form instead of a mechanism: every event of "
                 "dp_accounting 0.6 is certified or refused with its reason (table: docs/integrations.md); "
                 "an event of one pair follows the same rule as a mechanism, one of several parts or "
-                "directions (sampling without replacement, mixtures of Gaussians, randomized response, "
-                "Poisson-sampled Laplace) certdp's rule per part",
+                "directions (sampling without or with replacement, mixtures of Gaussians, randomized response, "
+                "Poisson-sampled Laplace) certdp's rule per part; with replacement the upper end reveals a "
+                "record's count in the batch and the lower end is an extremal dataset's: both proved, not tight",
             )
             p.add_argument(
                 "--relation",
                 choices=("add_or_remove_one", "replace_one", "replace_special"),
                 help="with --event: dp_accounting's neighbouring relation (default add_or_remove_one; "
-                "sampling without replacement needs replace_one)",
+                "sampling without or with replacement needs replace_one)",
             )
         else:
             p.add_argument("mechanism", help="mechanism name (kebab-case)")

@@ -43,6 +43,7 @@ from certdp.pairs import (
     compose,
 )
 from certdp.pairs.gaussian_shifts import GaussianShifts
+from certdp.pairs.params import real
 from certdp.pairs.randomized_response import RandomizedResponse
 from certdp.pairs.subsampled_laplace import SubsampledLaplace
 
@@ -81,14 +82,18 @@ ALL_FIELDS: dict[str, tuple[str, ...]] = {
 REFUSED: dict[str, str] = {
     "UnsupportedDpEvent": "UnsupportedDpEvent is dp_accounting's placeholder for a mechanism without a DP "
     "description: certdp would need the mechanism's dominating pair",
-    "SampledWithReplacementDpEvent": "SampledWithReplacementDpEvent: certdp would need a proved dominating pair "
-    "for sampling with replacement (a record enters a batch k ~ Binomial(b, 1/n) times, and the batch's other "
-    "draws depend on k); none is implemented",
     "RepeatAndSelectDpEvent": "RepeatAndSelectDpEvent: certdp would need the Renyi bound of Papernot and Steinke "
     "(arXiv:2110.03620) as a certified RDP curve; no dominating pair with a loss distribution is known",
     "TruncatedSubsampledGaussianDpEvent": "TruncatedSubsampledGaussianDpEvent: certdp would need the dominating "
     "pair of truncated Poisson sampling (arXiv:2508.15089) with a certified loss distribution",
 }
+
+#: The cut label mass of sampling with replacement (over all steps) may be at most delta/TAIL_SHARE
+#: for an eps query, and is at most CUT_DELTA for a delta query (it is added to the upper end);
+#: per step it is at most MAX_CUT.
+TAIL_SHARE = 2**10
+CUT_DELTA = Fraction(1, 2**50)
+MAX_CUT = Fraction(1, 2**40)
 
 #: Largest dataset size of a sampled event (the rate b/n is exact; this only bounds the integers).
 MAX_DATASET = 10**15
@@ -113,6 +118,8 @@ def relation_name(relation: object) -> str:
 @dataclass
 class _Walk:
     relation: str
+    #: the largest cut label mass per step of sampling with replacement (certdp.pairs.with_replacement)
+    cut: Fraction = Fraction(1, 2**64)
     budget: _Budget = field(default_factory=_Budget)
     nonprivate: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -150,7 +157,18 @@ def _floats(name: str, value: object, kind: str) -> list[Fraction]:
     return [_real(f"{name}[{i}]", v, kind) for i, v in enumerate(value)]  # type: ignore[arg-type]
 
 
-Items = list[tuple[PrivacyPair, int]]
+@dataclass(frozen=True)
+class Sided:
+    """A part whose upper and lower ends come from two pairs (sampling with replacement,
+    certdp.pairs.with_replacement): ``upper`` dominates it up to ``tail`` added to delta per
+    step; ``lower`` is dominated by the pair of an extremal dataset."""
+
+    upper: PrivacyPair
+    lower: PrivacyPair
+    tail: Fraction
+
+
+Items = list[tuple["PrivacyPair | Sided", int]]
 
 
 def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
@@ -277,6 +295,8 @@ def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
         if note not in w.notes:
             w.notes.append(note)
         return _sampled(name, Fraction(b, n), get("event"), depth, mult, w, halve=True)
+    if name == "SampledWithReplacementDpEvent":
+        return _with_replacement(name, get, kind, depth, mult, w)
     if name == "SingleEpochTreeAggregationDpEvent":
         if rel == "replace_one":
             raise Unsupported(
@@ -298,6 +318,44 @@ def _walk(obj: object, depth: int, mult: int, w: _Walk) -> Items:
         # Gaussian pair of shift sqrt(D), i.e. D Gaussians of shift 1 composed (docs/math.md §12.5)
         return [(_renamed(lambda: Gaussian(s), {"sigma": f"{name}.noise_multiplier"}), mult * depth_nodes)]
     raise Unsupported(f"{name} is not supported by certdp")  # pragma: no cover - ALL_FIELDS is exhaustive
+
+
+def _with_replacement(name: str, get: Callable[[str], Any], kind: str, depth: int, mult: int, w: _Walk) -> Items:
+    """The Sided item of a sampled-with-replacement Gaussian or Laplace event (docs/math.md §12.6)."""
+    from certdp.pairs.with_replacement import with_replacement
+
+    n = _int(f"{name}.source_dataset_size", get("source_dataset_size"), kind, ge=1, le=MAX_DATASET)
+    b = _int(f"{name}.sample_size", get("sample_size"), kind, ge=0, le=MAX_DATASET)
+    if w.relation != "replace_one":
+        raise Unsupported(
+            f"{name} under {w.relation}: a batch drawn from a dataset of public size n is defined for replace_one "
+            "(as sampling without replacement)"
+        )
+    w.budget.visit()
+    inner_name, inner_get, inner_kind = _read(get("event"))
+    if b == 0:
+        return []
+    if inner_name not in ("GaussianDpEvent", "LaplaceDpEvent"):
+        raise Unsupported(
+            f"{name} of {inner_name}: certdp has the pairs of sampling with replacement for GaussianDpEvent and "
+            f"LaplaceDpEvent only; it would need the pair of {inner_name} under it"
+        )
+    field_name = f"{inner_name}.noise_multiplier"
+    s = _real(field_name, inner_get("noise_multiplier"), inner_kind, ge=0)
+    if s == 0:
+        w.nonprivate.append(f"{field_name}=0")
+        return []
+    noise = "gaussian" if inner_name == "GaussianDpEvent" else "laplace"
+    renames = {"sigma": field_name, "scale": field_name}
+    wr = _renamed(lambda: with_replacement(n, b, s, noise, w.cut), renames)
+    note = (
+        f"{name}: a record enters a batch K ~ Binomial(b, 1/n) times; the upper end reveals K (the pair of "
+        "Balle, Barthe and Gaboardi, arXiv:1807.01647, with the mechanism's own group pairs), the lower end is an "
+        "extremal dataset's pair: both are proved, but they are not tight (docs/math.md §12.6)"
+    )
+    if note not in w.notes:
+        w.notes.append(note)
+    return [(Sided(wr.upper, wr.lower, wr.tail), mult)]
 
 
 def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _Walk, *, halve: bool) -> Items:
@@ -340,21 +398,30 @@ def _directed(pair: PrivacyPair, direction: str) -> PrivacyPair:
 
 
 def event_pairs(
-    event: object, relation: object = "add_or_remove_one"
+    event: object, relation: object = "add_or_remove_one", side: str = "upper", cut: Fraction | None = None
 ) -> tuple[dict[str, PrivacyPair], list[str], list[str]]:
     """The compositions that certdp accounts for ``event`` under ``relation``, by direction name
     ("remove" and "add" when some part has two directions, else "pair"), with the reasons the
     event is not private (NonPrivateDpEvent, a zero noise) and notes on how it was read.
+    ``side``: which pair of a :class:`Sided` part (sampling with replacement) is taken, ``upper``
+    (it dominates, up to :func:`event_tail`) or ``lower`` (it is dominated); the other parts are
+    the same on both sides. ``cut``: the largest cut label mass per step of those parts (None:
+    2^-64).
 
     Contract: the largest delta curve over the returned compositions is the event's (for tight
     pairs) or above it (docs/math.md §12); an empty dict when the event releases nothing; every
     refusal is Unsupported in one line saying what certdp would need; bad values InvalidArgument
     naming the field; LimitExceeded beyond MAX_DEPTH, MAX_EVENTS or MAX_COUNT.
     """
+    if side not in ("upper", "lower"):
+        raise invalid("side", side, "must be upper or lower")
     w = _Walk(relation_name(relation))
-    items = _walk(event, 0, 1, w)
-    if not items:
+    if cut is not None:
+        w.cut = cut
+    walked = _walk(event, 0, 1, w)
+    if not walked:
         return {}, w.nonprivate, w.notes
+    items = [(getattr(p, side) if isinstance(p, Sided) else p, m) for p, m in walked]
     split = any(_directed(p, "remove") is not p for p, _ in items)
     names = ("remove", "add") if split else ("pair",)
     out: dict[str, PrivacyPair] = {}
@@ -362,6 +429,22 @@ def event_pairs(
         parts = [(_directed(p, d), n) for p, n in items] if split else items
         out[d] = parts[0][0] if len(parts) == 1 and parts[0][1] == 1 else compose(parts)
     return out, w.nonprivate, w.notes
+
+
+def event_tail(
+    event: object, relation: object = "add_or_remove_one", cut: Fraction | None = None
+) -> tuple[Fraction, int]:
+    """(the total tail of the event's Sided parts, each per-step tail times its count; the number
+    of their steps): the upper compositions of :func:`event_pairs` (same ``cut``) dominate the
+    event up to this much added to delta (certdp.pairs.with_replacement).
+
+    Contract: exact; (0, 0) for an event without sampling with replacement."""
+    w = _Walk(relation_name(relation))
+    if cut is not None:
+        w.cut = cut
+    walked = _walk(event, 0, 1, w)
+    sided = [(p, m) for p, m in walked if isinstance(p, Sided)]
+    return sum((p.tail * m for p, m in sided), Fraction(0)), sum(m for _, m in sided)
 
 
 def load_any_event(path: str | Path, relation: object = "add_or_remove_one") -> dict[str, Any]:
@@ -427,21 +510,52 @@ def account_event(
         return EventAnswer(quantity, "infinite", None, Fraction(1), "upper", f"delta <= 1 only: {why}")
     if not comps:
         return EventAnswer(quantity, "nothing", Fraction(0), Fraction(0), "two-sided", "the event releases nothing")
+    target = real("delta", delta, gt=0, lt=1) if quantity == "epsilon" else None
+    _, sided = event_tail(event, relation)
+    tail = Fraction(0)
+    if sided:
+        # sampling with replacement: the upper ends from the dominating compositions (delta + the
+        # cut mass), the lower ends from the dominated ones (certdp.pairs.with_replacement). The
+        # cut per step: a share of delta (eps queries) or CUT_DELTA in all (delta queries), over
+        # the steps; fewer labels keep the lattice small
+        budget = target / TAIL_SHARE if target is not None else CUT_DELTA
+        cut = min(budget / sided, MAX_CUT)
+        comps = event_pairs(event, relation, "upper", cut)[0]
+        tail, _ = event_tail(event, relation, cut)
+    low_comps = event_pairs(event, relation, "lower")[0] if sided else comps
+    if target is not None:
+        if tail * TAIL_SHARE > target:
+            raise LimitExceeded(
+                f"delta={fmt_value(delta)}: the cut label mass of sampling with replacement ({float(tail):.3g} over "
+                f"all steps) is above delta/{TAIL_SHARE}; certdp needs a larger delta here"
+            )
     lowers, uppers, one_sided = [], [], []
     for name, pair in comps.items():
         if quantity == "epsilon":
-            res = epsilon_of(pair, delta, rel_width=rel_width)  # type: ignore[arg-type]
+            assert target is not None
+            res = epsilon_of(pair, target - tail, rel_width=rel_width)  # type: ignore[arg-type]
+            low = epsilon_of(low_comps[name], target, rel_width=rel_width) if sided else res  # type: ignore[arg-type]
         else:
             res = delta_of(pair, eps, rel_width=rel_width)  # type: ignore[arg-type]
-        lowers.append(res.enclosure.lower)
-        uppers.append(res.enclosure.upper)
-        if res.via not in ("exact", "pld"):
-            one_sided.append(f"{name}: {res.via} ({res.lower_from})")
+            low = delta_of(low_comps[name], eps, rel_width=rel_width) if sided else res  # type: ignore[arg-type]
+        lowers.append(low.enclosure.lower)
+        uppers.append(res.enclosure.upper + (tail if quantity == "delta" else 0))
+        for r in (res, low) if sided else (res,):
+            if r.via not in ("exact", "pld"):
+                one_sided.append(f"{name}: {r.via} ({r.lower_from})")
     upper = max(uppers)
     if quantity == "delta" and upper > 1:  # delta <= 1 always: a lattice bound above it says nothing more
         upper = Fraction(1)
     sides = "two-sided" if not one_sided else "upper"
-    reason = "PLD lattice / closed form on tight pairs" if not one_sided else "; ".join(one_sided)
+    if one_sided:
+        reason = "; ".join(one_sided)
+    elif sided:
+        reason = (
+            "PLD lattice: the upper end on a dominating pair that reveals the record's count in the batch, the "
+            "lower end on an extremal dataset's pair (both proved, not tight)"
+        )
+    else:
+        reason = "PLD lattice / closed form on tight pairs"
     return EventAnswer(quantity, "certified", max(lowers), upper, sides, reason, tuple(comps), tuple(notes))
 
 
@@ -450,8 +564,10 @@ __all__ = [
     "REFUSED",
     "RELATIONS",
     "EventAnswer",
+    "Sided",
     "account_event",
     "event_pairs",
+    "event_tail",
     "load_any_event",
     "relation_name",
 ]
