@@ -90,7 +90,7 @@ TABLE = [
         lambda: de.SampledWithReplacementDpEvent(20, 5, de.DiscreteLaplaceDpEvent(0.5, 1)),
         R1,
         "refused",
-        "would need the pair of DiscreteLaplaceDpEvent under it",
+        "would need the pair of DiscreteLaplaceDpEvent under sampling with replacement",
     ),
     (lambda: de.SingleEpochTreeAggregationDpEvent(2.0, [5, 7]), RS, "certified", ""),
     (lambda: de.SingleEpochTreeAggregationDpEvent(2.0, 5), R1, "refused", "needs replace_special"),

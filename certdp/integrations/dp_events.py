@@ -331,20 +331,10 @@ def _with_replacement(name: str, get: Callable[[str], Any], kind: str, depth: in
             f"{name} under {w.relation}: a batch drawn from a dataset of public size n is defined for replace_one "
             "(as sampling without replacement)"
         )
-    w.budget.visit()
-    inner_name, inner_get, inner_kind = _read(get("event"))
-    if b == 0:
+    noisy = _sampled_noise(name, get("event"), b == 0, w, "sampling with replacement")
+    if noisy is None:
         return []
-    if inner_name not in ("GaussianDpEvent", "LaplaceDpEvent"):
-        raise Unsupported(
-            f"{name} of {inner_name}: certdp has the pairs of sampling with replacement for GaussianDpEvent and "
-            f"LaplaceDpEvent only; it would need the pair of {inner_name} under it"
-        )
-    field_name = f"{inner_name}.noise_multiplier"
-    s = _real(field_name, inner_get("noise_multiplier"), inner_kind, ge=0)
-    if s == 0:
-        w.nonprivate.append(f"{field_name}=0")
-        return []
+    inner_name, field_name, s = noisy
     noise = "gaussian" if inner_name == "GaussianDpEvent" else "laplace"
     renames = {"sigma": field_name, "scale": field_name}
     wr = _renamed(lambda: with_replacement(n, b, s, noise, w.cut), renames)
@@ -358,24 +348,35 @@ def _with_replacement(name: str, get: Callable[[str], Any], kind: str, depth: in
     return [(Sided(wr.upper, wr.lower, wr.tail), mult)]
 
 
-def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _Walk, *, halve: bool) -> Items:
-    """Items of a Poisson-sampled (halve False) or sampled-without-replacement (halve True: the
-    replacement moves the sum by 2C, docs/math.md §12.3) Gaussian or Laplace event."""
+def _sampled_noise(name: str, inner: object, empty: bool, w: _Walk, what: str) -> tuple[str, str, Fraction] | None:
+    """(inner class name, its noise field's name, the noise multiplier) of a sampled Gaussian or
+    Laplace event; None when it releases nothing (``empty``: no record is sampled) or its noise is 0
+    (noted as not private). Unsupported, naming ``what``, for any other inner event."""
     w.budget.visit()
     inner_name, get, kind = _read(inner)
-    if q == 0:
-        return []
-    what = "Poisson sampling" if not halve else "sampling without replacement"
+    if empty:
+        return None
     if inner_name not in ("GaussianDpEvent", "LaplaceDpEvent"):
         raise Unsupported(
-            f"{name} of {inner_name}: certdp has the dominating pairs of {what} for GaussianDpEvent and "
+            f"{name} of {inner_name}: certdp has the pairs of {what} for GaussianDpEvent and "
             f"LaplaceDpEvent only; it would need the pair of {inner_name} under {what}"
         )
     field_name = f"{inner_name}.noise_multiplier"
     s = _real(field_name, get("noise_multiplier"), kind, ge=0)
     if s == 0:
         w.nonprivate.append(f"{field_name}=0")
+        return None
+    return inner_name, field_name, s
+
+
+def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _Walk, *, halve: bool) -> Items:
+    """Items of a Poisson-sampled (halve False) or sampled-without-replacement (halve True: the
+    replacement moves the sum by 2C, docs/math.md §12.3) Gaussian or Laplace event."""
+    what = "Poisson sampling" if not halve else "sampling without replacement"
+    noisy = _sampled_noise(name, inner, q == 0, w, what)
+    if noisy is None:
         return []
+    inner_name, field_name, s = noisy
     scale = s / 2 if halve else s
     # Poisson sampling: both orders of add or remove one; without replacement, the remove pair
     # dominates both orders of a substitution (advanced joint convexity, docs/math.md §12.3)
