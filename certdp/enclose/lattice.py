@@ -293,7 +293,7 @@ def _halve_up(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
     if not c:
         return (offset + 1) // 2, arb_poly([])
     if offset % 2 == 0:  # odd atoms 2(lo+j)+1 round up to lo+j+1
-        return offset // 2, arb_poly(c[0::2]) + arb_poly(c[1::2]) * _X
+        return offset // 2, arb_poly(c[0::2]) + arb_poly(c[1::2]).left_shift(1)
     return (offset + 1) // 2, arb_poly(c[1::2]) + arb_poly(c[0::2])
 
 
@@ -304,10 +304,10 @@ def _halve_down(offset: int, poly: arb_poly) -> tuple[int, arb_poly]:
     c = poly.coeffs()
     if not c:
         return offset // 2, arb_poly([])
-    r_off, r_c = _reflect(offset, c)
-    off, p = _halve_up(r_off, arb_poly(r_c))
-    o2, c2 = _reflect(off, p.coeffs())
-    return o2, arb_poly(c2)
+    if offset % 2 == 0:  # the cell {2(lo+j), 2(lo+j)+1} goes to lo+j
+        return offset // 2, arb_poly(c[0::2]) + arb_poly(c[1::2])
+    # the first atom is odd, 2 lo + 1, alone in its cell; then cells {2(lo+j), 2(lo+j)+1}, j >= 1
+    return (offset - 1) // 2, arb_poly(c[0::2]) + arb_poly(c[1::2]).left_shift(1)
 
 
 def _add_shifted(a: tuple[int, arb_poly], b: tuple[int, arb_poly]) -> tuple[int, arb_poly]:
@@ -318,11 +318,8 @@ def _add_shifted(a: tuple[int, arb_poly], b: tuple[int, arb_poly]) -> tuple[int,
     if len(pb) == 0:
         return a
     off = min(oa, ob)
-    out = [arb(0)] * (max(oa + len(pa), ob + len(pb)) - off)
-    for o, p in ((oa, pa), (ob, pb)):
-        for i, x in enumerate(p.coeffs()):
-            out[o - off + i] += x
-    return off, arb_poly(out)
+    # exact shifts, then one C-level addition (the same ball additions as coefficient by coefficient)
+    return off, pa.left_shift(oa - off) + pb.left_shift(ob - off)
 
 
 State = TypeVar("State", bound=tuple)
