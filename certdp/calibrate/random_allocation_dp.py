@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
+from typing import NamedTuple
 
 from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
@@ -50,6 +51,13 @@ K_SEARCH_FACTOR = 8
 K_SEARCH_STEPS = 14
 
 
+class _KViolation(NamedTuple):
+    """The largest proved violation of the k > 1 search and, at sigma - step, its delta lower end."""
+
+    sigma: Fraction | None
+    at_miss: Enclosure | None
+
+
 def _k_violation(
     red: adp.KReduction,
     sigma: Fraction,
@@ -58,7 +66,7 @@ def _k_violation(
     delta: Fraction,
     dirs: tuple[str, ...],
     deadline: Deadline,
-) -> tuple[Fraction | None, Enclosure | None]:
+) -> _KViolation:
     """The largest lattice sigma' < sigma (multiples of ``step``) at which the lower end of
     certdp.notions.allocation_k_lower proves delta(eps) > delta in one of ``dirs``, found by a
     float bisection on the statistic's float estimate (one power, the best at the claim), and its
@@ -86,16 +94,16 @@ def _k_violation(
         return None
 
     if sigma - step <= 0:
-        return None, None
+        return _KViolation(None, None)
     first = build(sigma - step, None)
     if first is None:
-        return None, None
+        return _KViolation(None, None)
     # the power each direction's coarse tuning picks at eps; the bisection keeps the better one
     picks = [(first.tuned(dn, eps=float(eps))[0], dn) for dn in dirs]
     best = max(picks, key=lambda pd: replace(first, only=(pd[0],)).float_delta(float(eps), pd[1])[0])
     at = proved(first)
     if at is not None:
-        return sigma - step, Enclosure.from_bounds(at, Fraction(1), 128)
+        return _KViolation(sigma - step, Enclosure.from_bounds(at, Fraction(1), 128))
     power = (best[0],)
     # float bisection on the lattice index: violated at lo (float), not at hi
     hi = math.floor((sigma - step) / step)
@@ -111,7 +119,7 @@ def _k_violation(
             return 0.0
 
     if estimate(lo) <= float(delta):
-        return None, None
+        return _KViolation(None, None)
     for _ in range(K_SEARCH_STEPS):
         if hi - lo <= 1:
             break
@@ -126,14 +134,26 @@ def _k_violation(
             break
         low = build(index * step, power)
         if low is not None and proved(low) is not None:
-            return index * step, None
-    return None, None
+            return _KViolation(index * step, None)
+    return _KViolation(None, None)
 
 
 #: halvings of sigma tried to bracket the least sigma from below when the walk down does not end
 MAX_BRACKET = 6
 #: doubling jumps up from the float root while its sigmas are proved to miss (after 8 single steps)
 MAX_CLIMB = 12
+
+
+class _Bisected(NamedTuple):
+    """What :func:`_bisect_down` proved (field meanings in its docstring)."""
+
+    sigma: Fraction
+    claim: tuple[Fraction, Fraction]
+    grid: LatticeGrid | None
+    violated: Fraction | None
+    miss_bounds: tuple[Fraction, Fraction] | None
+    miss_grid: LatticeGrid | None
+    reason: str | None
 
 
 def _bisect_down(
@@ -144,11 +164,11 @@ def _bisect_down(
     claim: tuple[Fraction, Fraction],
     grid: LatticeGrid | None,
     violated: Fraction | None,
-) -> tuple:
+) -> _Bisected:
     """The least lattice sigma below ``sigma`` that the evaluator proves to meet the target, by
     bisection between ``sigma`` (meets) and a lower bracket (halving sigma while it meets, at most
-    MAX_BRACKET times), with the largest proved violation seen. Returns (sigma, claim, grid,
-    violated, miss_bounds, miss_grid, reason).
+    MAX_BRACKET times), with the largest proved violation seen: (sigma, claim, grid, violated,
+    miss_bounds, miss_grid, reason).
 
     Contract: the returned sigma has a proved claim (its bounds and grid); miss_bounds is set
     only when sigma - step has a proved violation; violated is the largest sigma proved to
@@ -188,15 +208,15 @@ def _bisect_down(
         claim, grid = bounds, found
     below = verdicts.get(hi_k - 1)
     if below is not None and below[0] == "misses":
-        return sigma, claim, grid, violated, below[1], below[2], None
+        return _Bisected(sigma, claim, grid, violated, below[1], below[2], None)
     if hi_k - 1 < 1:
-        return sigma, claim, grid, violated, None, None, "sigma - step is not positive"
+        return _Bisected(sigma, claim, grid, violated, None, None, "sigma - step is not positive")
     if below is None:
         probe(hi_k - 1)
         below = verdicts[hi_k - 1]
         if below[0] == "misses":
-            return sigma, claim, grid, violated, below[1], below[2], None
-    return sigma, claim, grid, violated, None, None, _undecided(below[1])
+            return _Bisected(sigma, claim, grid, violated, below[1], below[2], None)
+    return _Bisected(sigma, claim, grid, violated, None, None, _undecided(below[1]))
 
 
 def _undecided(bounds: tuple[Fraction, Fraction] | None) -> str:
