@@ -244,3 +244,14 @@ def test_a_budget_spent_in_the_k_violation_search_keeps_the_proved_claim(monkeyp
     # the claim is the reduced pair's (2 steps, 2 epochs), proved at delta <= 1e-3
     assert res.delta_upper.upper <= Fraction(1, 10**3)
     assert allocation_delta_bounds(res.sigma, 2, 2, 1, rel_width=Fraction(1, 100)).lower <= Fraction(1, 10**3)
+
+
+def test_width_advice_never_names_a_rel_width_of_1() -> None:
+    """Attack review: bounds [0, upper] (relative width 1) were met with "a rel_width of 1 accepts
+    them", which the CLI refuses (rel-width must be < 1)."""
+    from certdp.notions.allocation_dp import _not_reached
+
+    msg = str(_not_reached("epsilon", Fraction(1, 1000), (Fraction(0), Fraction(1, 3)), "x"))
+    assert "no rel_width below 1 accepts them" in msg and "a rel_width of 1 accepts" not in msg
+    msg = str(_not_reached("epsilon", Fraction(1, 1000), (Fraction(1, 4), Fraction(1, 3)), "x"))
+    assert "a rel_width of 0.25 accepts them" in msg

@@ -108,3 +108,13 @@ def test_flags_of_one_pair_are_refused_for_a_split_event(tmp_path: Path, capsys:
 def test_relation_needs_an_event(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(["eps", "gaussian", "--sigma", "1", "--delta", "1e-5", "--relation", "replace_one"], capsys)
     assert code == 2 and "relation" in err
+
+
+def test_advice_of_flags_this_path_refuses_is_qualified(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Attack review: a tiny noise scale was refused with "use a larger h, or --via rdp", flags the
+    event path then refuses; the message now says that the event takes the default rule."""
+    event = de.SampledWithReplacementDpEvent(10, 5, de.LaplaceDpEvent(1e-9))
+    argv = ["eps", "--event", write(tmp_path, "tiny", event), "--relation", "replace_one", "--delta", "1e-5"]
+    code, out, err = run(argv, capsys)
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+    assert "accounted by certdp's default rule (--h and --via are read only for an event of one pair)" in err

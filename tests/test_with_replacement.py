@@ -231,3 +231,18 @@ def test_refusals_name_what_is_needed() -> None:
         de.SampledWithReplacementDpEvent(10, 2, de.GaussianDpEvent(0.0)), delta=1e-5, relation="replace_one"
     )
     assert inf.status == "infinite"
+
+
+def test_one_record_has_one_count_whatever_b() -> None:
+    """n = 1: K = b always, one label (attack review: b > 64 was refused as spread over counts)."""
+    wr = with_replacement(1, 100, Fraction(400), "laplace")
+    assert wr.kmax == 1 and wr.tail == 0 and wr.upper == wr.lower
+    ans = account_event(
+        de.SampledWithReplacementDpEvent(1, 100, de.LaplaceDpEvent(400.0)), delta=1e-5, relation="replace_one"
+    )
+    # the Laplace pair of shift 200 at scale 400 (u = 1/2): delta(eps) = 1 - e^{(eps - u)/2} on [0, u],
+    # so eps(delta) = u + 2 log(1 - delta)
+    with mpmath.workdps(50):
+        exact = mpmath.mpf(1) / 2 + 2 * mpmath.log(1 - mpmath.mpf(10) ** -5)
+        assert fixed._mp(ans.lower) <= exact <= fixed._mp(ans.upper)
+    assert ans.upper - ans.lower <= Fraction(1, 10**3)

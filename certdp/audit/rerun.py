@@ -24,15 +24,34 @@ def _float(text: object) -> float:
     return float(str(text))  # repr of a float, or "inf" / "nan"
 
 
-def _k(case: dict[str, object]) -> int:
-    """The case's recorded k (1 when absent); InvalidArgument naming the case when it is no integer."""
-    raw = case.get("k", 1)
+def _case_int(case: dict[str, object], name: str) -> int:
+    """The case's integer field ``name`` (1 when absent): an int, or a float or string holding an
+    integer exactly; InvalidArgument naming the case and the field otherwise (1.5, "two", inf)."""
+    raw = case.get(name, 1)
+    bad = InvalidArgument(f"case {case.get('id')}: {name}={raw!r} must be an integer >= 1")
     if isinstance(raw, bool) or not isinstance(raw, int | str | float):
-        raise InvalidArgument(f"case {case.get('id')}: k={raw!r} must be an integer")
+        raise bad
     try:
-        return int(Fraction(str(raw)))
+        value = Fraction(str(raw).strip())
     except (ValueError, ZeroDivisionError):
-        raise InvalidArgument(f"case {case.get('id')}: k={raw!r} must be an integer") from None
+        raise bad from None
+    if value.denominator != 1 or value < 1:
+        raise bad
+    return int(value)
+
+
+def _cases(cases: list[object]) -> dict[str, dict[str, object]]:
+    """The report's cases by id (a non-empty string); InvalidArgument for a malformed or repeated one."""
+    out: dict[str, dict[str, object]] = {}
+    for i, c in enumerate(cases):
+        if not isinstance(c, dict) or not isinstance(c.get("id"), str) or not c.get("id"):
+            raise InvalidArgument(f"report: case {i + 1} must be an object with a string id")
+        if c["id"] in out:
+            raise InvalidArgument(f"report: case id {c['id']!r} appears twice")
+        for name in ("steps", "epochs", "k"):
+            _case_int(c, name)
+        out[str(c["id"])] = c
+    return out
 
 
 def recorded_call(record: dict[str, object]) -> dict[str, object]:
@@ -91,16 +110,20 @@ def rerun_report(
     cases = report.get("cases")
     if not isinstance(rows, list) or not isinstance(cases, list):
         raise InvalidArgument("report: rows and cases must be lists (the --json output of certdp audit)")
+    by_id = _cases(cases)
     # compositions per case (the tolerance's n): a random-allocation case composes steps x epochs times
-    steps = {c.get("id"): int(c.get("steps", 1)) * int(c.get("epochs", 1)) for c in cases if isinstance(c, dict)}
+    steps = {i: _case_int(c, "steps") * _case_int(c, "epochs") for i, c in by_id.items()}
     # a k > 1 random-allocation case has a proved but wide reference (certdp.audit.reference)
-    wide = {c.get("id") for c in cases if isinstance(c, dict) and _k(c) > 1}
+    wide = {i for i, c in by_id.items() if _case_int(c, "k") > 1}
     adapters: dict[str, Adapter | None] = {}
     out: list[dict[str, object]] = []
     skipped: dict[str, str] = {}
     for i, rec in enumerate(rows):
         if not isinstance(rec, dict):
             raise InvalidArgument(f"report: row {i + 1} must be an object")
+        if rec.get("case") not in by_id:
+            # its steps (the tolerance) and its k (a wide reference) would be guessed
+            raise InvalidArgument(f"report: row {i + 1} names case {rec.get('case')!r}, which is not in cases")
         name = str(rec.get("peer"))
         if progress:
             progress(f"{rec.get('case')}: {name} {rec.get('method')}", i / max(1, len(rows)))
@@ -120,9 +143,7 @@ def rerun_report(
         value, _, error, _ = call_peer(lambda adapter=adapter, call=call: adapter.replay(call))  # type: ignore[misc]
         recorded = _float(rec.get("value"))
         same = value == recorded or (math.isnan(value) and math.isnan(recorded))
-        j = rejudge(
-            rec, value, steps.get(rec.get("case"), 1), getattr(adapter, "orders", ()), wide=rec.get("case") in wide
-        )
+        j = rejudge(rec, value, steps[rec["case"]], getattr(adapter, "orders", ()), wide=rec["case"] in wide)
         out.append(
             {
                 "case": rec.get("case"),

@@ -454,6 +454,7 @@ def calibrate_eps_delta(
             sigma_violated=violated_k,
             miss_grid=None,
             k=red.k,
+            seconds=deadline.elapsed(),  # the claim and the violation search together
             note=red.note(violated_k is not None),
             reduced_steps=red.reduced_steps,
             reduced_epochs=red.reduced_epochs,

@@ -16,7 +16,7 @@ from typing import Any
 
 from certdp.cli.common import enclosure_record
 from certdp.enclose import Enclosure, current_prec, workprec
-from certdp.errors import InvalidArgument, Unsupported, fmt_value
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, prefixed
 from certdp.notions.accountant import LOWER_TRIVIAL, PLD_PREC
 from certdp.pairs import PrivacyPair
 from certdp.pairs.params import real
@@ -68,7 +68,8 @@ def run_event_answer(args: argparse.Namespace, doc: dict[str, Any], relation: st
     if given:
         raise InvalidArgument(
             f"{', '.join(given)}: only for an event of one pair; event={fmt_value(args.event)} has several "
-            "parts or directions, each accounted by certdp's default rule: drop the flag"
+            "parts, directions or sides (sampling with replacement has two pairs), each accounted by certdp's "
+            "default rule: drop the flag"
         )
     raw_rw = getattr(args, "rel_width", None)
     rel_width = None if raw_rw is None else real("rel-width", raw_rw, gt=0, lt=1)
@@ -79,12 +80,22 @@ def run_event_answer(args: argparse.Namespace, doc: dict[str, Any], relation: st
         "params": {"relation": relation},
     }
     with workprec(max(current_prec(), PLD_PREC)):
-        if args.command == "eps":
-            ans = account_event(doc, delta=args.delta, relation=relation, rel_width=rel_width)
-            inputs["delta"] = args.delta
-        else:
-            ans = account_event(doc, eps=args.eps, relation=relation, rel_width=rel_width)
-            inputs["eps"] = args.eps
+        try:
+            if args.command == "eps":
+                ans = account_event(doc, delta=args.delta, relation=relation, rel_width=rel_width)
+                inputs["delta"] = args.delta
+            else:
+                ans = account_event(doc, eps=args.eps, relation=relation, rel_width=rel_width)
+                inputs["eps"] = args.eps
+        except (LimitExceeded, PrecisionExhausted, Unsupported) as exc:
+            # the accountant's advice names --h and --via, which this path refuses (attack review)
+            if "--via" in str(exc) or "larger h" in str(exc):
+                raise prefixed(
+                    exc,
+                    "this event is accounted by certdp's default rule (--h and --via are read only "
+                    "for an event of one pair); the part that failed",
+                ) from None
+            raise
         prec = current_prec()
     extra: dict[str, object] = {
         ans.quantity: "inf" if ans.upper == math.inf else None,  # the sound value, set below

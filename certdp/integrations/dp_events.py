@@ -530,7 +530,7 @@ def account_event(
                 f"delta={fmt_value(delta)}: the cut label mass of sampling with replacement ({float(tail):.3g} over "
                 f"all steps) is above delta/{TAIL_SHARE}; certdp needs a larger delta here"
             )
-    lowers, uppers, one_sided = [], [], []
+    lowers, uppers, one_sided, upper_routes = [], [], [], []
     for name, pair in comps.items():
         if quantity == "epsilon":
             assert target is not None
@@ -541,20 +541,24 @@ def account_event(
             low = delta_of(low_comps[name], eps, rel_width=rel_width) if sided else res  # type: ignore[arg-type]
         lowers.append(low.enclosure.lower)
         uppers.append(res.enclosure.upper + (tail if quantity == "delta" else 0))
-        for r in (res, low) if sided else (res,):
-            if r.via not in ("exact", "pld"):
-                one_sided.append(f"{name}: {r.via} ({r.lower_from})")
+        # the lower end is proved when its own result is two-sided (for a Sided part: the lower pair's)
+        if low.via not in ("exact", "pld"):
+            one_sided.append(f"{name}: {low.via} ({low.lower_from})")
+        if sided and res.via not in ("exact", "pld"):
+            upper_routes.append(f"{name}: the upper end by the {res.via} conversion of the dominating pair")
     upper = max(uppers)
     if quantity == "delta" and upper > 1:  # delta <= 1 always: a lattice bound above it says nothing more
         upper = Fraction(1)
     sides = "two-sided" if not one_sided else "upper"
     if one_sided:
-        reason = "; ".join(one_sided)
+        reason = "; ".join(one_sided + upper_routes)
     elif sided:
         reason = (
             "PLD lattice: the upper end on a dominating pair that reveals the record's count in the batch, the "
             "lower end on an extremal dataset's pair (both proved, not tight)"
         )
+        if upper_routes:
+            reason += "; " + "; ".join(upper_routes)
     else:
         reason = "PLD lattice / closed form on tight pairs"
     return EventAnswer(quantity, "certified", max(lowers), upper, sides, reason, tuple(comps), tuple(notes))

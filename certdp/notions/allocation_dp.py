@@ -787,9 +787,15 @@ def _not_reached(what: str, rw: Fraction, best: tuple[Fraction, Fraction], why: 
     w = (hi - lo) / hi
     exp = math.floor(math.log10(w)) - 2
     accept = Fraction(math.ceil(w / Fraction(10) ** exp)) * Fraction(10) ** exp
+    # rel_width must be < 1: bounds of relative width 1 (no lower end) are accepted by none
+    advice = (
+        f"a rel_width of {float(accept):.3g} accepts them"
+        if accept < 1
+        else "no rel_width below 1 accepts them (no lower end is proved); the upper end is a sound value"
+    )
     return PrecisionExhausted(
         f"rel_width={float(rw):g} not reached for {what} ({why}): the certified bounds [{float(lo):.8g}, "
-        f"{float(hi):.8g}] have relative width {float(w):.3g}; a rel_width of {float(accept):.3g} accepts them",
+        f"{float(hi):.8g}] have relative width {float(w):.3g}; {advice}",
         achieved_width=float(hi - lo),
     )
 

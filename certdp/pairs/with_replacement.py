@@ -101,9 +101,7 @@ def with_replacement(n: int, b: int, scale: Fraction, noise: str, cut: Fraction 
             pi0 = (to_ball(b) * (-1 / to_ball(n)).log1p()).exp()
         eta = 1 - pi0
         kmax, cut = top, to_ball(0)
-        if ratios is None:
-            if b > MAX_LABELS:
-                raise _spread(n, b, 1.0)
+        if ratios is None:  # one label, K = b, whatever b is (no spread over counts)
             kmax, weights = 1, (Fraction(1),)
         else:
             covered = Fraction(0)

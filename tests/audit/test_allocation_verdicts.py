@@ -324,5 +324,15 @@ def test_rerun_derives_the_wide_mark_from_the_case_k(monkeypatch):
     assert out["rows"][0]["verdict"] == "inconclusive" and out["same_verdict"] == 0
     out1 = rerun_report({"rows": [row], "cases": [{**cases[0], "k": 1}]})
     assert out1["rows"][0]["verdict"] == "exact"  # k = 1: a tight reference, exact stays exact
-    with pytest.raises(InvalidArgument, match=re.escape("case k2: k='two' must be an integer")):
-        rerun_report({"rows": [row], "cases": [{**cases[0], "k": "two"}]})
+    # a loose k, a case that is not recorded, or a malformed integer field is refused in one line
+    # (attack review: "1.5" and 1.99 were rounded down to 1, a missing case read as k = 1)
+    for k in ("two", "1.5", 1.99, float("inf"), 0, True):
+        with pytest.raises(InvalidArgument, match=re.escape(f"case k2: k={k!r} must be an integer >= 1")):
+            rerun_report({"rows": [row], "cases": [{**cases[0], "k": k}]})
+    for field, value in (("steps", "abc"), ("steps", None), ("epochs", 1e400)):
+        with pytest.raises(InvalidArgument, match=f"case k2: {field}="):
+            rerun_report({"rows": [row], "cases": [{**cases[0], field: value}]})
+    with pytest.raises(InvalidArgument, match="names case 'k2', which is not in cases"):
+        rerun_report({"rows": [row], "cases": [{**cases[0], "id": "k2 "}]})
+    with pytest.raises(InvalidArgument, match="string id"):
+        rerun_report({"rows": [row], "cases": [{**cases[0], "id": ["x"]}]})
