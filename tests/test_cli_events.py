@@ -45,8 +45,9 @@ def test_swor_event_matches_account_event(tmp_path: Path, capsys: pytest.Capture
     assert rec["status"] == "certified" and rec["sides"] == ans.sides == "two-sided"
     assert rec["relation"] == "replace_one" and rec["via"] == "event"
     lo, up = Fraction(rec["lower"]), Fraction(rec["upper"])
-    # the decimals round the proved ends outward
-    assert lo <= ans.lower <= ans.upper <= up and up - lo <= Fraction(1, 10**3) * up
+    # the decimals round the proved ends outward; composed, the symmetric upper pair and the
+    # extremal dataset's lower pair are a few percent apart (docs/math.md §12.3)
+    assert lo <= ans.lower <= ans.upper <= up and up - lo <= Fraction(1, 5) * up
     assert Fraction(rec["epsilon"]) == up  # the sound value is the upper end
 
 

@@ -9,10 +9,10 @@ against independent references (docs/math.md §12.6).
   dominates), and on the extremal dataset at least the lower end.
 * Closed forms: b = 1 is sampling without replacement of one record (both ends must agree with it
   to the lattice's width); n = 1 draws the one record b times: the Gaussian of shift 2b/s.
-* Monte Carlo (composition): at the issue's scale the lower end of certdp exceeds what sampling
-  without replacement gives; a Monte Carlo of the extremal dataset's pair over 10 steps (99.9%
-  interval) confirms both that the lower end is below the truth and that the truth is above the
-  without-replacement upper end, so the finding does not rest on certdp's own lattice.
+* Monte Carlo (composition): on the extremal dataset, drawing with replacement costs more than
+  drawing without; a Monte Carlo of the extremal dataset's pair over 10 steps (99.9%
+  interval) confirms that the lower end is below the truth and that the truth is above the
+  extremal dataset's value without replacement, so the finding does not rest on certdp's lattice.
 """
 
 from __future__ import annotations
@@ -85,11 +85,14 @@ def batch_setting(draw):
     n = draw(st.integers(2, 4))
     b = draw(st.integers(1, 3))
     noise = draw(st.sampled_from(["gaussian", "laplace"]))
-    scale = draw(st.sampled_from([0.75, 1.0, 1.5, 2.0]))
+    # Gaussian noise of 0.75 with two copies (0.1875 per unit shift) needs more lattice cells than the
+    # accountant allows: refused in one line (test_tiny_noise_is_refused_in_one_line), so not drawn
+    scale = draw(st.sampled_from([1.0, 1.5, 2.0] if noise == "gaussian" else [0.75, 1.0, 1.5, 2.0]))
     eps = draw(st.sampled_from([Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(1)]))
     return n, b, noise, scale, eps
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(batch_setting(), st.data())
 def test_any_dataset_is_below_the_upper_end(setting, data) -> None:
@@ -103,6 +106,7 @@ def test_any_dataset_is_below_the_upper_end(setting, data) -> None:
         assert ref <= fixed._mp(ans.upper) + mpmath.mpf(10) ** -40
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(batch_setting())
 def test_the_extremal_dataset_is_above_the_lower_end(setting) -> None:
@@ -125,6 +129,7 @@ def test_a_lower_end_above_the_truth_would_be_caught() -> None:
     assert fixed._mp(revealed) > ref + mpmath.mpf(10) ** -2  # 0.5234 against 0.5007
 
 
+@pytest.mark.slow
 def test_one_draw_is_sampling_without_replacement_of_one() -> None:
     eps = Fraction(1, 2)
     wr = account_event(
@@ -150,11 +155,13 @@ def test_one_record_drawn_b_times_is_the_gaussian() -> None:
         assert fixed._mp(ans.lower) <= exact <= fixed._mp(ans.upper)
 
 
+@pytest.mark.slow
 def test_monte_carlo_confirms_that_with_replacement_costs_more_than_without() -> None:
     """n = 1000, b = 100, sigma = 2, 10 steps, eps = 1: delta of the extremal dataset (plain Monte
     Carlo of its pair, 99.9% interval; K cut at 12, whose tail mass ~1e-16 widens the interval) is
-    above certdp's lower end, and above sampling without replacement's certified upper end, so the
-    lower end's message (drawing with replacement costs more) holds independently of the lattice."""
+    above certdp's lower end, and above the extremal dataset's delta without replacement (certdp's
+    lower end there), so drawing with replacement costs more on that dataset, independently of the
+    lattice."""
     n, b, sigma, steps, eps = 1000, 100, 2.0, 10, 1.0
     top = 12
     pis = np.array([math.comb(b, k) * (1 / n) ** k * (1 - 1 / n) ** (b - k) for k in range(top + 1)])
@@ -178,8 +185,10 @@ def test_monte_carlo_confirms_that_with_replacement_costs_more_than_without() ->
     wor_event = de.SelfComposedDpEvent(de.SampledWithoutReplacementDpEvent(n, b, de.GaussianDpEvent(sigma)), steps)
     wor = account_event(wor_event, eps=Fraction(1), relation="replace_one")
     assert float(wr.lower) <= hi  # the lower end is below the truth
-    assert lo > float(wor.upper)  # the truth is above sampling without replacement's upper end
-    assert float(wr.lower) > float(wor.upper)  # and certdp's lower end proves it
+    # the truth is above the extremal dataset's without replacement (the lower end there), and
+    # certdp's lower end proves it
+    assert lo > float(wor.lower)
+    assert wr.lower > wor.lower
     assert wr.lower >= Fraction(9, 10) * Fraction(mean)  # and is not far below the truth
 
 
@@ -233,6 +242,7 @@ def test_refusals_name_what_is_needed() -> None:
     assert inf.status == "infinite"
 
 
+@pytest.mark.slow
 def test_one_record_has_one_count_whatever_b() -> None:
     """n = 1: K = b always, one label (attack review: b > 64 was refused as spread over counts)."""
     wr = with_replacement(1, 100, Fraction(400), "laplace")
@@ -246,3 +256,11 @@ def test_one_record_has_one_count_whatever_b() -> None:
         exact = mpmath.mpf(1) / 2 + 2 * mpmath.log(1 - mpmath.mpf(10) ** -5)
         assert fixed._mp(ans.lower) <= exact <= fixed._mp(ans.upper)
     assert ans.upper - ans.lower <= Fraction(1, 10**3)
+
+
+def test_tiny_noise_is_refused_in_one_line() -> None:
+    """Two copies under Gaussian noise 0.75 (0.1875 per unit shift): the symmetric upper pair needs
+    more lattice cells than allowed, and it has no CGF for the RDP conversion: refused, one line."""
+    with pytest.raises(Unsupported, match="lattice cells") as info:
+        account_event(de.SampledWithReplacementDpEvent(2, 2, de.GaussianDpEvent(0.75)), eps=0, relation="replace_one")
+    assert "\n" not in str(info.value)

@@ -31,7 +31,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from certdp.errors import InvalidArgument, LimitExceeded, Unsupported, fmt_value, invalid
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, invalid
 from certdp.integrations.dp_accounting import MAX_COUNT, MAX_DEPTH, _Budget, _int, _real, _renamed
 from certdp.pairs import (
     DiscreteLaplace,
@@ -46,6 +46,7 @@ from certdp.pairs.gaussian_shifts import GaussianShifts
 from certdp.pairs.params import real
 from certdp.pairs.randomized_response import RandomizedResponse
 from certdp.pairs.subsampled_laplace import SubsampledLaplace
+from certdp.pairs.symmetrized import Symmetrized
 
 #: the additive-noise events: (pair class, its noise parameter's name)
 _ADDITIVE = {"GaussianDpEvent": (Gaussian, "sigma"), "LaplaceDpEvent": (Laplace, "scale")}
@@ -345,7 +346,9 @@ def _with_replacement(name: str, get: Callable[[str], Any], kind: str, depth: in
     )
     if note not in w.notes:
         w.notes.append(note)
-    return [(Sided(wr.upper, wr.lower, wr.tail), mult)]
+    # the upper pair dominates both orders at eps >= 0 only: its symmetrization dominates at every
+    # order (docs/math.md §12.3, §12.6)
+    return [(Sided(Symmetrized(wr.upper), wr.lower, wr.tail), mult)]
 
 
 def _sampled_noise(name: str, inner: object, empty: bool, w: _Walk, what: str) -> tuple[str, str, Fraction] | None:
@@ -378,13 +381,17 @@ def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _W
         return []
     inner_name, field_name, s = noisy
     scale = s / 2 if halve else s
-    # Poisson sampling: both orders of add or remove one; without replacement, the remove pair
-    # dominates both orders of a substitution (advanced joint convexity, docs/math.md §12.3)
+    # Poisson sampling: both orders of add or remove one. Without replacement: the remove pair
+    # dominates both orders of a substitution at eps >= 0 (advanced joint convexity), so its
+    # symmetrization dominates at every order (composition needs them all) and gives the upper
+    # end; the remove pair itself is the extremal dataset's, the lower end (docs/math.md §12.3)
     d = "remove" if halve else "both"
     if inner_name == "GaussianDpEvent":
         pair = _renamed(lambda: SubsampledGaussian(q, scale, d), {"sigma": field_name, "q": f"{name}.rate"})
     else:
         pair = _renamed(lambda: SubsampledLaplace(q, scale, d), {"scale": field_name, "q": f"{name}.rate"})
+    if halve:
+        return [(Sided(Symmetrized(pair), pair, Fraction(0)), mult)]
     return [(pair, mult)]
 
 
@@ -535,14 +542,23 @@ def account_event(
         if quantity == "epsilon":
             assert target is not None
             res = epsilon_of(pair, target - tail, rel_width=rel_width)  # type: ignore[arg-type]
-            low = epsilon_of(low_comps[name], target, rel_width=rel_width) if sided else res  # type: ignore[arg-type]
         else:
             res = delta_of(pair, eps, rel_width=rel_width)  # type: ignore[arg-type]
-            low = delta_of(low_comps[name], eps, rel_width=rel_width) if sided else res  # type: ignore[arg-type]
-        lowers.append(low.enclosure.lower)
+        low = res
+        if sided:
+            # the lower end is optional: a lower pair the accountant cannot take leaves 0, said so
+            try:
+                if quantity == "epsilon":
+                    low = epsilon_of(low_comps[name], target, rel_width=rel_width)  # type: ignore[arg-type]
+                else:
+                    low = delta_of(low_comps[name], eps, rel_width=rel_width)  # type: ignore[arg-type]
+            except (LimitExceeded, Unsupported, PrecisionExhausted) as exc:
+                low = None
+                one_sided.append(f"{name}: no lower end (the extremal dataset's pair: {str(exc).split(';')[0]})")
+        lowers.append(Fraction(0) if low is None else low.enclosure.lower)
         uppers.append(res.enclosure.upper + (tail if quantity == "delta" else 0))
         # the lower end is proved when its own result is two-sided (for a Sided part: the lower pair's)
-        if low.via not in ("exact", "pld"):
+        if low is not None and low.via not in ("exact", "pld"):
             one_sided.append(f"{name}: {low.via} ({low.lower_from})")
         if sided and res.via not in ("exact", "pld"):
             upper_routes.append(f"{name}: the upper end by the {res.via} conversion of the dominating pair")
@@ -554,8 +570,9 @@ def account_event(
         reason = "; ".join(one_sided + upper_routes)
     elif sided:
         reason = (
-            "PLD lattice: the upper end on a dominating pair that reveals the record's count in the batch, the "
-            "lower end on an extremal dataset's pair (both proved, not tight)"
+            "PLD lattice: the upper end on a symmetric pair that dominates at every order (sampling with "
+            "replacement: one that reveals the record's count in the batch), the lower end on an extremal "
+            "dataset's pair (both proved, not tight)"
         )
         if upper_routes:
             reason += "; " + "; ".join(upper_routes)

@@ -83,6 +83,11 @@ class LabelledMixture(PrivacyPair):
             total += w * c.cgf_ball(t).exp()
         return total.log()
 
+    def max_t(self) -> Fraction | None:
+        """Contract: the least order limit of the components (None: none has one)."""
+        limits = [m for m in (c.max_t() for c in self.components) if m is not None]
+        return min(limits) if limits else None
+
     def kl_ball(self) -> Ball:
         """Contract: contains KL = sum_k v_k KL_k (module docstring)."""
         total = to_ball(0)
