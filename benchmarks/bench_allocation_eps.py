@@ -104,6 +104,11 @@ from another job: times ~2x idle, ratios from one run): [3.4564397, 3.8009543] 9
 (ratio 3.04), [1.2010617, 1.2297155] 2.33e-02 9.9 s (12.06), [8.0620563, 8.8442311] 8.84e-02
 7.1 s (6.66), [2.6310283, 2.6734325] 1.59e-02 4.6 s (9.59): the second and fourth rows' lower
 ends rose (1.1713 -> 1.2011, 2.6120 -> 2.6310), pld-accounting's lower ends still inside.
+At delta = 1e-8 after the lattice's C-level shifts and halvings (2026-12-06, certdp at 40d2122,
+same command as the delta = 1e-8 runs above, an attack-review agent running: load about 2): the
+same enclosures; certdp/peer time 3.86, 15.92, 0.51, 2.12 (4.22, 17.96, 0.52, 2.51 before). With
+the refinement's halvings at a factor 3 (f7b9107), T = 100, E = 1 took 9.9 s instead of 11.0 s
+(one round fewer).
 """
 
 from __future__ import annotations
