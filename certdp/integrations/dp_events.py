@@ -569,10 +569,11 @@ def account_event(
     if one_sided:
         reason = "; ".join(one_sided + upper_routes)
     elif sided:
+        revealed = any(n.startswith("SampledWithReplacementDpEvent") for n in notes)
         reason = (
-            "PLD lattice: the upper end on a symmetric pair that dominates at every order (sampling with "
-            "replacement: one that reveals the record's count in the batch), the lower end on an extremal "
-            "dataset's pair (both proved, not tight)"
+            "PLD lattice: the upper end on a symmetric pair that dominates at every order"
+            + (" (with replacement: of the pair that reveals the record's count in the batch)" if revealed else "")
+            + ", the lower end on an extremal dataset's pair (both proved, not tight)"
         )
         if upper_routes:
             reason += "; " + "; ".join(upper_routes)
