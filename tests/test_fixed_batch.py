@@ -32,9 +32,11 @@ def _mp(x: Fraction | float) -> mpmath.mpf:
         return mpmath.mpf(x.numerator) / x.denominator
 
 
-def _densities(records: list[Fraction], b: int, noise: str, scale: Fraction):
-    """The output density of one step on ``records`` (mpmath function) and the batch sums."""
-    sums = [_mp(sum(records[i] for i in s)) for s in itertools.combinations(range(len(records)), b)]
+def _densities(records: list[Fraction], b: int, noise: str, scale: Fraction, draws=itertools.combinations):
+    """The output density of one step on ``records`` (mpmath function) and the batch sums, every
+    batch of ``draws(range(n), b)`` equally likely (combinations: without replacement; a caller
+    passes ordered draws with replacement)."""
+    sums = [_mp(sum(records[i] for i in s)) for s in draws(range(len(records)), b)]
     s = _mp(scale)
     if noise == "gaussian":
 
