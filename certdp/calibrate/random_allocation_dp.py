@@ -30,7 +30,7 @@ from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.enclose.ball import readable_repr
-from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, PrecisionExhausted, prefixed
+from certdp.errors import BudgetExhausted, LimitExceeded, PrecisionExhausted, prefixed
 from certdp.notions import allocation_dp as adp
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import LatticeGrid
@@ -632,16 +632,18 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     lattices of res.miss_grid at sigma - step (a proved violation of (eps', delta) for every
     eps' <= refutation), or None with ``reason``; docs/math.md §9.8. PrecisionExhausted when the
     claim's grid does not prove the target (the calibration's lattice differs only in its
-    threshold range, so this is not expected); InvalidArgument for k > 1 (no certificate kind
-    records the reduction).
+    threshold range, so this is not expected). k > 1: the claim on the reduction's k = 1 run
+    (floor(M/k) steps, k E epochs; res.grid is its grid), which the verifier rebuilds from the
+    recorded k; never a refutation (the reduction bounds from above only, and the violation the
+    additive statistic proves is not a check certdp verify recomputes).
     """
-    if res.k != 1:  # the verifier rebuilds the k = 1 lattice of the recorded run, not the reduction
-        raise InvalidArgument(f"k={res.k}: no certificate for k > 1 (certdp verify does not recompute the reduction)")
     if res.grid is None:
         raise PrecisionExhausted("the calibration recorded no grid for its claim")
     dirs = adp._directions(res.direction)
     eps, d = res.epsilon, res.delta
-    up = adp.certificate_lattice(RandomAllocation(res.steps, res.sigma, res.epochs), res.grid, "upper", eps)
+    steps, epochs = (res.steps, res.epochs) if res.k == 1 else (res.reduced_steps, res.reduced_epochs)
+    assert steps is not None and epochs is not None
+    up = adp.certificate_lattice(RandomAllocation(steps, res.sigma, epochs), res.grid, "upper", eps)
 
     def meets(x: Fraction) -> bool:
         return adp.hockey_decide(up, x, d, dirs)[0]
@@ -654,6 +656,18 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
         )
     claim = Fraction(0) if meets(Fraction(0)) else _bisect(meets, top, Fraction(0))
     claim = _loosened_end(claim, "<=", eps, meets)
+    if res.k != 1:
+        found = (
+            f"the additive statistic proves sigma={exact_str(res.sigma_violated)} violates the target"
+            if res.sigma_violated is not None
+            else "no violation was proved"
+        )
+        return CertificateEnds(
+            claim,
+            None,
+            f"k={res.k} > 1: no refutation check (the reduction to k = 1 bounds from above only; {found}, "
+            "by a lower end certdp verify does not recompute)",
+        )
     if res.miss_grid is None:
         return CertificateEnds(claim, None, res.miss_reason or "no violation was proved at sigma - step")
     # the lattices are built once and kept for the bisection's every probe

@@ -119,6 +119,15 @@ class Mechanism:
     params: dict[str, Any]
     steps: int
 
+    def lattice_run(self) -> tuple[int, int]:
+        """(steps, epochs) of the k = 1 random-allocation run whose lattice a check is computed on:
+        the recorded run, or for k > 1 the reduction's floor(M/k) steps and k E epochs (docs/math.md
+        §9.8, "k > 1"; an upper bound only, which _hockey_check enforces).
+
+        Contract: for random-allocation only; exact integers."""
+        m, e, k = self.params["steps"], self.params["epochs"], self.params.get("k", 1)
+        return m // k, k * e
+
     def same_except_sigma(self, other: Mechanism) -> bool:
         """Contract: True iff the two mechanisms differ at most in sigma."""
         mine = {k: v for k, v in self.params.items() if k != "sigma"}
@@ -134,6 +143,8 @@ def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
     want = {"random-allocation": {"steps", "epochs", "sigma"}, "subsampled-gaussian": {"q", "sigma", "direction"}}[name]
     if name == "random-allocation" and "direction" in params:
         want = want | {"direction"}  # an epsilon check (check() says which quantity takes it)
+        if "k" in params:  # k of the M steps per epoch: epsilon claims only (_hockey_check)
+            want = want | {"k"}
     if params.get("direction", "both") not in DIRECTIONS:
         raise bad(f"{where}/params/direction", f"{params['direction']!r} must be remove, add or both")
     if set(params) != want:
@@ -147,6 +158,16 @@ def mechanism(where: str, mech: dict[str, Any]) -> Mechanism:
         steps = count(f"{where}/params/steps", params["steps"], L.MAX_RA_STEPS)
         epochs = count(f"{where}/params/epochs", params["epochs"], L.MAX_RA_EPOCHS)
         out = {"steps": steps, "epochs": epochs, "sigma": sigma}
+        if "k" in params:
+            # k = 1 is written by leaving k out (one form per run); the reduced run's k E epochs
+            # must stay within the epoch limit the verifier rebuilds
+            k = count(f"{where}/params/k", params["k"], L.MAX_RA_STEPS)
+            if k == 1:
+                raise bad(f"{where}/params/k", "k=1 is written by leaving k out")
+            if k > steps:
+                raise bad(f"{where}/params/k", f"k={k} must be <= steps={steps}")
+            L.at_most(f"{where}/params/k times epochs", k * epochs, L.MAX_RA_EPOCHS)
+            out["k"] = k
         return Mechanism(name, out | ({"direction": params["direction"]} if "direction" in params else {}), 1)
     q = _in_range(f"{where}/params/q", decimal(f"{where}/params/q", params["q"]), Fraction(0), Fraction(1), True)
     steps = count(f"{where}/steps", mech.get("steps", 1), L.MAX_SG_STEPS)
@@ -171,7 +192,7 @@ def describe(raw: dict[str, Any], mech: Mechanism) -> str:
 
 
 def _param_order(item: tuple[str, Any]) -> int:
-    return ("q", "steps", "epochs", "sigma", "direction").index(item[0])
+    return ("q", "steps", "epochs", "k", "sigma", "direction").index(item[0])
 
 
 @dataclass(frozen=True)
@@ -218,7 +239,7 @@ def _grid(where: str, grid: dict[str, Any], mech: Mechanism, prec: int, side: st
     if scheme == "1" and ("tail_k" in exact or "coarsen" in exact):
         raise bad(where, "scheme 1 grids have no tail_k or coarsen")
     out["scheme"] = int(scheme)
-    m, e = mech.params["steps"], mech.params["epochs"]
+    m, e = mech.lattice_run()
     L.at_most(f"{where} epoch-sum points l_max M/h", math.ceil(exact["l_max"] * m / exact["h"]), L.MAX_SUM_POINTS)
     L.at_most(f"{where} step lattice points cap/h", cells.numerator, L.MAX_STEP_POINTS)
     from certdp.notions.tv_certified import LatticeGrid
@@ -340,6 +361,10 @@ def _hockey_check(
         raise bad(f"{where}/mechanism/params", "an epsilon check of random-allocation names its direction")
     if "delta" not in raw:
         raise bad(f"{where}/delta", f"{name} proves epsilon at a delta: missing")
+    if "k" in mech.params and name != "hockey-upper":
+        # the reduction to k = 1 bounds k-of-M allocation from above only: a lower end of the
+        # reduced run proves no violation of the k-of-M run
+        raise bad(f"{where}/method/name", f"{name} cannot prove epsilon of k={mech.params['k']} > 1 (upper ends only)")
     delta = _in_range(f"{where}/delta", decimal(f"{where}/delta", raw["delta"]), Fraction(0), Fraction(1), True)
     if delta == 1:
         raise bad(f"{where}/delta", "1 must be < 1")
@@ -349,11 +374,9 @@ def _hockey_check(
     grid = _grid(f"{where}/method/grid", method["grid"], mech, prec, side)
     from certdp.notions.tv_certified import LatticeGrid
 
-    params = mech.params
     grid_obj = LatticeGrid(**grid, prec=prec)
-    L.hockey_work(
-        params["steps"], params["epochs"], float(params["sigma"]), grid_obj, side, threshold, f"{where}/method/grid"
-    )
+    m, e = mech.lattice_run()
+    L.hockey_work(m, e, float(mech.params["sigma"]), grid_obj, side, threshold, f"{where}/method/grid")
     return Check(mech, "epsilon", relation, threshold, delta, name, prec, grid, None)
 
 

@@ -28,6 +28,12 @@ def means(check: Any) -> str:
     Contract: a sentence ("" for a pair of method and relation without one); no enclosure.
     """
     text = MEANS.get((check.method, check.relation), "")
+    k = check.mechanism.params.get("k", 1)
+    if text and k != 1:  # only hockey-upper checks carry k (checks.py)
+        text += (
+            f"; each record in k={k} of the M steps per epoch, bounded through the decomposition of Feldman "
+            "and Shenfeld (arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation"
+        )
     direction = check.mechanism.params.get("direction", "both")
     if text and direction in ("remove", "add"):
         text += (

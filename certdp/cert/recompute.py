@@ -131,7 +131,8 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
     direction's delta_lower(end) > delta. Both on the recorded grid's lattice kept up to the
     threshold + 1 (allocation_dp.certificate_lattice), which bounds only ends up to there; a
     refutation may also be proved by the remove direction's down lattice on the same grid
-    (allocation_dp.RefutationLattices)."""
+    (allocation_dp.RefutationLattices). A claim with k > 1 is computed on the reduction's k = 1 run
+    (docs/math.md §9.8, "k > 1")."""
     from certdp.notions.allocation_dp import CERT_EPS_MARGIN, RefutationLattices, certificate_lattice, hockey_decide
     from certdp.notions.tv_certified import LatticeGrid
     from certdp.pairs import RandomAllocation
@@ -140,7 +141,10 @@ def _hockey(check: Check, end: Fraction) -> EndProof:
     if end > check.threshold + CERT_EPS_MARGIN:
         return EndProof("false", f"the recorded end is beyond threshold + {CERT_EPS_MARGIN}, the lattice's range")
     params, side = check.mechanism.params, "upper" if check.method == "hockey-upper" else "lower"
-    pair = RandomAllocation(params["steps"], params["sigma"], params["epochs"])
+    # k > 1: the k = 1 run of the reduction (floor(M/k) steps, k E epochs), which bounds k-of-M
+    # allocation from above; checks.py admits only hockey-upper checks with k
+    steps, epochs = check.mechanism.lattice_run()
+    pair = RandomAllocation(steps, params["sigma"], epochs)
     grid = LatticeGrid(**check.grid, prec=check.prec_bits)
     dirs = ("remove", "add") if params["direction"] == "both" else (params["direction"],)
     if side == "upper":

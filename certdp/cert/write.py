@@ -15,6 +15,7 @@ from certdp import __version__
 from certdp.cert.crypto import atomic_write, digest_hex, sign_body
 from certdp.cert.schema import FORMAT, validate
 from certdp.enclose import FLINT_VERSION, PYTHON_FLINT_VERSION, Enclosure
+from certdp.errors import InvalidArgument
 from certdp.pairs.params import decimal_str
 
 
@@ -115,6 +116,7 @@ def hockey_check(
     grid: Any,
     end: Fraction,
     seconds: float | None = None,
+    k: int = 1,
 ) -> dict[str, Any]:
     """An epsilon check of random allocation that the verifier recomputes on ``grid``: hockey-upper
     for ``<=`` (delta_upper(end) <= delta in every direction), hockey-lower for ``>``
@@ -123,9 +125,14 @@ def hockey_check(
 
     Contract: the check records ``end`` exactly as its proved end (no further loosening: the
     calibrator's certdp.calibrate.random_allocation_dp.certificate_ends already loosened it and
-    proved the loosened end on that very lattice).
+    proved the loosened end on that very lattice). ``k`` > 1 (hockey-upper only): the record is
+    used in k of the M steps per epoch, and ``grid`` is a grid of the reduction's k = 1 run of
+    floor(M/k) steps and k E epochs, which the verifier rebuilds (docs/math.md §9.8, "k > 1").
     """
     side = "upper" if relation == "<=" else "lower"
+    if k != 1 and side != "upper":
+        raise InvalidArgument(f"k={k}: a k > 1 check can only be a claim (the reduction bounds from above)")
+    params = {"steps": str(steps), "epochs": str(epochs)} | ({"k": str(k)} if k != 1 else {})
     enc = Enclosure.from_bounds(end, end, grid.prec).to_dict()
     result: dict[str, Any] = {side: enc[side], f"{side}_dyadic": enc[f"{side}_dyadic"]}
     if seconds is not None:
@@ -133,12 +140,7 @@ def hockey_check(
     return {
         "mechanism": {
             "name": "random-allocation",
-            "params": {
-                "steps": str(steps),
-                "epochs": str(epochs),
-                "sigma": decimal_str(sigma, "sigma"),
-                "direction": direction,
-            },
+            "params": params | {"sigma": decimal_str(sigma, "sigma"), "direction": direction},
         },
         "quantity": "epsilon",
         "relation": relation,
