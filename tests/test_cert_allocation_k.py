@@ -12,6 +12,7 @@ so that only the recomputation can accept or reject it.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import subprocess
@@ -23,7 +24,8 @@ import pytest
 from certdp.cert.crypto import load_private_key
 from certdp.cert.write import finalize, hockey_check
 from certdp.cli import main
-from certdp.errors import InvalidArgument
+from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
+from certdp.errors import CertificateInvalid, InvalidArgument
 from certdp.notions.allocation_dp import allocation_eps_bounds, k_reduction
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -159,3 +161,37 @@ def test_calibrate_k2_writes_a_claim_only_certificate_that_verifies(keypair, tmp
     )
     assert ver.returncode == 0, ver.stderr
     assert json.loads(ver.stdout)["status"] == "valid"
+
+
+def _calibrate_args(k: str | None) -> argparse.Namespace:
+    return argparse.Namespace(
+        mechanism="random-allocation",
+        tv=None,
+        steps="10",
+        epochs="10",
+        k=k,
+        direction=None,
+        epsilon="1",
+        delta="1e-5",
+        step="0.01",
+    )
+
+
+@pytest.mark.parametrize("k", ["2", "3"])
+def test_a_sweep_does_not_file_a_k1_certificate_under_a_k_cell(k: str) -> None:
+    """Attack review (helper-46): the sweep's cell check compared steps, epochs and the target but
+    not k, so a k = 1 file (a smaller sigma) was kept as the result of a k = 2 cell."""
+    doc = json.loads(EPS_FILE.read_text())
+    check_certificate_is_for(doc, expected_claim(_calibrate_args(None)))  # its own cell
+    check_certificate_is_for(doc, expected_claim(_calibrate_args("1")))
+    with pytest.raises(CertificateInvalid, match="k"):
+        check_certificate_is_for(doc, expected_claim(_calibrate_args(k)))
+
+
+def test_a_sweep_does_not_file_a_k2_certificate_under_the_k1_cell() -> None:
+    doc = {"body": k_body("10", "10", "2")}
+    check_certificate_is_for(doc, expected_claim(_calibrate_args("2")))
+    with pytest.raises(CertificateInvalid, match="k"):
+        check_certificate_is_for(doc, expected_claim(_calibrate_args(None)))
+    assert certificate_summary({"body": doc["body"], "signature": None})["k"] == "2"
+    assert certificate_summary(json.loads(EPS_FILE.read_text()))["k"] == "1"

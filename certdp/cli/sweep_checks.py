@@ -26,6 +26,9 @@ def expected_claim(args: argparse.Namespace) -> dict[str, Any]:
             "mechanism": "random-allocation",
             "steps": Fraction(integer("steps", args.steps, ge=1)),
             "epochs": Fraction(integer("epochs", args.epochs or "1", ge=1)),
+            # k of the M steps per epoch (1 when absent): a k = 1 file is no certificate of a k = 2
+            # cell (attack review of the k > 1 certificates)
+            "k": Fraction(integer("k", getattr(args, "k", None) or "1", ge=1)),
             "direction": args.direction or "both",
             "quantity": "epsilon",
             "threshold": real("epsilon", args.epsilon),
@@ -70,7 +73,11 @@ def _recorded(body: dict[str, Any]) -> dict[str, Any]:
     }
     if mech["name"] == "random-allocation":
         got.update(
-            steps=params["steps"], epochs=params["epochs"], direction=params.get("direction"), delta=claim.get("delta")
+            steps=params["steps"],
+            epochs=params["epochs"],
+            k=params.get("k", "1"),  # absent is k = 1 (checks.mechanism refuses k = 1 written out)
+            direction=params.get("direction"),
+            delta=claim.get("delta"),
         )
     else:
         got.update(
@@ -117,6 +124,12 @@ def certificate_summary(doc: dict[str, Any], rechecked: bool = False) -> dict[st
         "sigma": _canonical(claim["mechanism"]["params"]["sigma"]),
         # a one-direction claim is not DP for add-or-remove neighbours: the scope goes with sigma
         "direction": claim["mechanism"]["params"].get("direction"),
+        # random allocation with each record in k of the M steps: the claim's k (1 when absent)
+        **(
+            {"k": _canonical(claim["mechanism"]["params"].get("k", "1"))}
+            if claim["mechanism"]["name"] == "random-allocation" and claim["quantity"] == "epsilon"
+            else {}
+        ),
         "claim_upper": _canonical(claim["result"]["upper"]),
         "sigma_miss": None if refute is None else _canonical(refute["mechanism"]["params"]["sigma"]),
         "refutation_lower": None if refute is None else _canonical(refute["result"]["lower"]),
