@@ -71,6 +71,7 @@ def mc_delta(t: int, k: int, sigma: float, eps: float, direction: str, n: int, s
     eps=dec("0", "1.2"),
     direction=st.sampled_from(["remove", "add"]),
 )
+@pytest.mark.slow
 def test_reduction_upper_bounds_monte_carlo_of_the_k_of_t_pair(tk, sigma, eps, direction):
     t, k = tk
     enc = allocation_delta_bounds(sigma, t, 1, eps, k=k, direction=direction, rel_width=None)
@@ -79,6 +80,7 @@ def test_reduction_upper_bounds_monte_carlo_of_the_k_of_t_pair(tk, sigma, eps, d
     assert float(enc.lower) <= est + Z999 * se, (t, k, sigma, eps, direction, est, se, float(enc.lower))
 
 
+@pytest.mark.slow
 def test_monte_carlo_refutes_a_wrong_reduction():
     """k compositions of 1-of-ceil(t/k) (not a bound when k does not divide t): the Monte Carlo
     of the test above proves it too small, so that test has the power to catch a wrong reduction."""
@@ -157,14 +159,6 @@ def test_cli_json_says_where_each_end_comes_from():
     assert code == 0, err
     rec = json.loads(out)
     assert rec["one_sided"] is False and rec["k"] == 1 and Fraction(rec["lower"]) > 0
-
-
-def test_calibrate_k_refuses_a_certificate_before_any_work(tmp_path):
-    out = tmp_path / "cert.json"
-    argv = ["calibrate", "random-allocation", "--steps", "6", "--k", "2", "--epsilon", "1", "--delta", "1e-5"]
-    code, stdout, err = run_cli([*argv, "--out", str(out)])
-    assert code == 2 and stdout == "" and "k=2" in err and "--out" in err and len(err.strip().splitlines()) == 1
-    assert not out.exists() and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.slow

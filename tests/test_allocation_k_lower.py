@@ -248,6 +248,7 @@ def test_a_failed_upper_end_still_reports_the_proved_lower_end():
     assert 10.58 <= value <= 10.589487997
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", ["1", "2"])
 def test_a_delta_below_the_float_range_is_refused_in_one_line(k):
     import contextlib

@@ -98,6 +98,7 @@ def test_remove_eps_at_small_delta_brackets_the_gaussian_root_tightly(sigma: Fra
     assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
 
 
+@pytest.mark.slow
 def test_two_steps_remove_lower_end_is_sound_and_tight_far_in_the_tail() -> None:
     _two_steps_remove_lower(Fraction(1), Fraction(4))
 

@@ -39,6 +39,7 @@ def test_small_epsilon_is_calibrated_not_refused() -> None:
     assert res.refutation is not None or res.miss_reason  # the step below: proved, or why not
 
 
+@pytest.mark.slow
 def test_walk_down_past_formable_lattices_is_not_the_end() -> None:
     # was: "needs more than 262144 lattice cells per step" from the gallop's probe at sigma = 0.001
     with workprec(128):

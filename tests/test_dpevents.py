@@ -83,7 +83,7 @@ TABLE = [
         "refused",
         "would need the pair of ComposedDpEvent under sampling without replacement",
     ),
-    (lambda: de.SampledWithReplacementDpEvent(20, 5, G(2.0)), R1, "certified", "reveals the record's count"),
+    (lambda: de.SampledWithReplacementDpEvent(20, 2, G(2.0)), R1, "certified", "reveals the record's count"),
     (lambda: de.SampledWithReplacementDpEvent(20, 5, de.LaplaceDpEvent(2.0)), R1, "certified", "not tight"),
     (lambda: de.SampledWithReplacementDpEvent(20, 5, G(2.0)), AR, "refused", "defined for replace_one"),
     (
@@ -262,6 +262,7 @@ def test_poisson_sampled_laplace_against_quadrature(q, b, eps) -> None:
     st.sampled_from([([0.0, 1.0], [0.75, 0.25]), ([0.0, 1.0, 2.0], [0.5, 0.25, 0.25]), ([0.5, 1.5], [0.5, 0.5])]),
     st.sampled_from([Fraction(1, 4), Fraction(1)]),
 )
+@pytest.mark.slow
 def test_mixture_of_gaussians_against_quadrature(sigma, mixture, eps) -> None:
     cs, ps = mixture
     ans = account_event(de.MixtureOfGaussiansDpEvent(sigma, cs, ps), eps=eps)

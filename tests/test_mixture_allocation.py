@@ -137,6 +137,7 @@ def _mp_cumulants(logf, lo_pts, s: str):
         return [Fraction(mp.nstr(v, 30)) for v in (k1, k2, k3, k4)]
 
 
+@pytest.mark.slow
 @settings(max_examples=8)  # each example runs eight 40-digit mpmath quadratures
 @given(st.decimals("0.05", "1.5", places=2), st.decimals("0", "2", places=1))
 def test_loss_cumulants_against_quadrature(s, m) -> None:

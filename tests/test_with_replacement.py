@@ -29,7 +29,8 @@ from hypothesis import strategies as st
 
 from certdp.enclose import to_ball, workprec
 from certdp.errors import InvalidArgument, LimitExceeded, Unsupported
-from certdp.integrations.dp_events import account_event, event_tail
+from certdp.integrations.dp_events import CUT_DELTA, MAX_CUT, TAIL_SHARE, account_event, event_pairs, event_tail
+from certdp.notions.accountant import delta as delta_of
 from certdp.pairs.labelled import LabelledMixture
 from certdp.pairs.subsampled import SubsampledGaussian
 from certdp.pairs.with_replacement import with_replacement
@@ -258,3 +259,29 @@ def test_tiny_noise_is_refused_in_one_line() -> None:
     with pytest.raises(Unsupported, match="lattice cells") as info:
         account_event(de.SampledWithReplacementDpEvent(2, 2, de.GaussianDpEvent(0.75)), eps=0, relation="replace_one")
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [2, 4])
+def test_a_delta_query_keeps_the_coarse_cut_only_when_it_is_negligible(eps: int) -> None:
+    """delta(eps) queries first cut the labels at MAX_CUT per step and keep that answer when its
+    upper end is at least TAIL_SHARE times the cut mass; a smaller delta (eps = 6 here) is redone
+    at CUT_DELTA in all. Either way the answer's upper end is the dominating pair's delta at that
+    cut plus the cut mass, and the mass is at most 1/TAIL_SHARE of it or at most CUT_DELTA (n = 200,
+    b = 20, noise 6, three steps: the upper end is about 2.7e-8 at eps = 2, 1.2e-10 at eps = 4,
+    against a coarse cut mass of 1.5e-12)."""
+    event = de.SelfComposedDpEvent(de.SampledWithReplacementDpEvent(200, 20, de.GaussianDpEvent(6.0)), 3)
+    ans = account_event(event, eps=eps, relation="replace_one")
+
+    def upper_at(cut: Fraction) -> tuple[Fraction, Fraction]:
+        tail, _ = event_tail(event, "replace_one", cut)
+        pair = event_pairs(event, "replace_one", "upper", cut)[0]["pair"]
+        return delta_of(pair, eps).enclosure.upper + tail, tail
+
+    coarse, coarse_tail = upper_at(MAX_CUT)
+    if coarse - coarse_tail >= TAIL_SHARE * coarse_tail:
+        assert eps == 2 and ans.upper == coarse
+    else:
+        fine, fine_tail = upper_at(CUT_DELTA / 3)
+        assert eps == 4 and ans.upper == fine and fine_tail <= CUT_DELTA
+    assert 0 < ans.lower < ans.upper

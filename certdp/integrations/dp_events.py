@@ -521,29 +521,50 @@ def account_event(
     target = real("delta", delta, gt=0, lt=1) if quantity == "epsilon" else None
     _, sided = event_tail(event, relation)
     tail = Fraction(0)
+
+    def upper_results(pairs: dict[str, PrivacyPair], tail: Fraction) -> dict[str, Any]:
+        if quantity == "epsilon":
+            assert target is not None
+            return {n: epsilon_of(p, target - tail, rel_width=rel_width) for n, p in pairs.items()}  # type: ignore[arg-type]
+        return {n: delta_of(p, eps, rel_width=rel_width) for n, p in pairs.items()}  # type: ignore[arg-type]
+
     if sided:
         # sampling with replacement: the upper ends from the dominating compositions (delta + the
         # cut mass), the lower ends from the dominated ones (certdp.pairs.with_replacement). The
-        # cut per step: a share of delta (eps queries) or CUT_DELTA in all (delta queries), over
-        # the steps; fewer labels keep the lattice small
-        budget = target / TAIL_SHARE if target is not None else CUT_DELTA
-        cut = min(budget / sided, MAX_CUT)
-        comps = event_pairs(event, relation, "upper", cut)[0]
-        tail, _ = event_tail(event, relation, cut)
+        # cut per step: a share of delta over the steps (eps queries); for delta queries first
+        # MAX_CUT per step, kept when the upper end is at least TAIL_SHARE times the cut mass, else
+        # CUT_DELTA in all (more labels: a larger lattice, refused at small noise, when the coarser
+        # cut's sound answer is kept). Fewer labels keep the lattice small.
+        budgets = [target / TAIL_SHARE] if target is not None else [MAX_CUT * sided, CUT_DELTA]
+        results: dict[str, Any] | None = None
+        for budget in budgets:
+            cut = min(budget / sided, MAX_CUT)
+            cut_tail, _ = event_tail(event, relation, cut)
+            if target is not None and cut_tail * TAIL_SHARE > target:
+                raise LimitExceeded(
+                    f"delta={fmt_value(delta)}: the cut label mass of sampling with replacement ({float(cut_tail):.3g} "
+                    f"over all steps) is above delta/{TAIL_SHARE}; certdp needs a larger delta here"
+                )
+            try:
+                found = upper_results(event_pairs(event, relation, "upper", cut)[0], cut_tail)
+            except (LimitExceeded, Unsupported):
+                if results is None:
+                    raise
+                notes.append(
+                    f"the cut label mass {float(tail):.3g} is kept in the upper end: a smaller cut needs more labels, "
+                    "beyond the lattice's limits"
+                )
+                break
+            results, tail = found, cut_tail
+            if quantity == "epsilon" or max(r.enclosure.upper for r in found.values()) >= TAIL_SHARE * tail:
+                break
+        assert results is not None
+    else:
+        results = upper_results(comps, tail)
     low_comps = event_pairs(event, relation, "lower")[0] if sided else comps
-    if target is not None:
-        if tail * TAIL_SHARE > target:
-            raise LimitExceeded(
-                f"delta={fmt_value(delta)}: the cut label mass of sampling with replacement ({float(tail):.3g} over "
-                f"all steps) is above delta/{TAIL_SHARE}; certdp needs a larger delta here"
-            )
     lowers, uppers, one_sided, upper_routes = [], [], [], []
-    for name, pair in comps.items():
-        if quantity == "epsilon":
-            assert target is not None
-            res = epsilon_of(pair, target - tail, rel_width=rel_width)  # type: ignore[arg-type]
-        else:
-            res = delta_of(pair, eps, rel_width=rel_width)  # type: ignore[arg-type]
+    for name in comps:
+        res = results[name]
         low = res
         if sided:
             # the lower end is optional: a lower pair the accountant cannot take leaves 0, said so

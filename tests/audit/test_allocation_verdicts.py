@@ -258,6 +258,7 @@ def test_a_wide_reference_never_calls_a_value_exact(value, side, verdict):
     assert WIDE.to_dict()["wide"] is True and "wide" not in REF.to_dict()
 
 
+@pytest.mark.slow
 def test_k_reference_is_wide_and_contains_the_k_equal_t_gaussian():
     """k = t = 2, one epoch: the pair is one Gaussian of mu = sqrt(2)/sigma (50-digit mpmath)."""
     ref = eps_allocation_reference(Fraction(1), 2, 1, Fraction(1, 10**5), k=2)
