@@ -461,6 +461,30 @@ def _with_k_lower(
     return out
 
 
+def _k_enclosure(
+    red: KReduction,
+    reduced: Callable[[], Enclosure],
+    lower_end: Callable[[Enclosure], Fraction],
+    failed: Callable[[LimitExceeded | PrecisionExhausted], LimitExceeded | PrecisionExhausted],
+    prec: int,
+) -> Enclosure:
+    """The k > 1 enclosure of allocation_eps_bounds / allocation_delta_bounds: the upper end that
+    of ``reduced()`` (the reduction's k = 1 run), the lower end ``lower_end(that enclosure)`` (the
+    additive statistic's, 0 when none); when the reduced run fails, ``failed(exc)`` is raised (the
+    error with what the lower end proves).
+
+    Contract: [lower, upper] with both ends proved by their callers' arguments (docs/math.md §9.8);
+    AssertionError when they cross (both are proved: a crossing is a wrong bound, refused loudly)."""
+    try:
+        enc = reduced()
+    except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
+        raise failed(exc) from None
+    lo = max(lower_end(enc), Fraction(0))
+    if lo > enc.upper:
+        raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
+    return Enclosure.from_bounds(lo, enc.upper, prec)
+
+
 def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
     """The k = 1 pair the bounds are computed on (for k > 1 the reduced one: its upper ends only)."""
     red = k_reduction(steps, epochs, k)
@@ -729,8 +753,9 @@ def allocation_delta_bounds(
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
         e = _check_eps(eps)
         dirs = _directions(direction)
-        try:
-            enc = allocation_delta_bounds(
+
+        def reduced() -> Enclosure:
+            return allocation_delta_bounds(
                 sigma,
                 red.reduced_steps,
                 red.reduced_epochs,
@@ -741,16 +766,18 @@ def allocation_delta_bounds(
                 prec=prec,
                 progress=progress,
             )
-        except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
-            raise _with_k_lower(exc, red, k_lower(sigma, red, float(e), 1e-12, progress), None, dirs, e) from None
-        low = k_lower(sigma, red, float(e), max(float(enc.upper), 1e-300), progress)
-        lo = Fraction(0)
-        if low is not None:
+
+        def lower_end(up: Enclosure) -> Fraction:
+            low = k_lower(sigma, red, float(e), max(float(up.upper), 1e-300), progress)
+            if low is None:
+                return Fraction(0)
             with workprec(prec):
-                lo = max(Enclosure.from_ball(low.delta_lower(e, dn), prec).lower for dn in dirs)
-        if lo > enc.upper:
-            raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
-        return Enclosure.from_bounds(max(lo, Fraction(0)), enc.upper, prec)
+                return max(Enclosure.from_ball(low.delta_lower(e, dn), prec).lower for dn in dirs)
+
+        def failed(exc: LimitExceeded | PrecisionExhausted) -> LimitExceeded | PrecisionExhausted:
+            return _with_k_lower(exc, red, k_lower(sigma, red, float(e), 1e-12, progress), None, dirs, e)
+
+        return _k_enclosure(red, reduced, lower_end, failed, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     e = _check_eps(eps)
@@ -878,8 +905,9 @@ def allocation_eps_bounds(
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
         d = real("delta", delta, gt=0, lt=1)
         dirs = _directions(direction)
-        try:
-            enc = allocation_eps_bounds(
+
+        def reduced() -> Enclosure:
+            return allocation_eps_bounds(
                 sigma,
                 red.reduced_steps,
                 red.reduced_epochs,
@@ -889,14 +917,16 @@ def allocation_eps_bounds(
                 prec=prec,
                 progress=progress,
             )
-        except (LimitExceeded, PrecisionExhausted) as exc:  # no upper end: say what the lower end proves
+
+        def lower_end(up: Enclosure) -> Fraction:
+            low = k_lower(sigma, red, float(up.upper), float(d), progress)
+            return Fraction(0) if low is None else max(low.eps_lower(d, dn) for dn in dirs)
+
+        def failed(exc: LimitExceeded | PrecisionExhausted) -> LimitExceeded | PrecisionExhausted:
             # the statistic's bins reach eps_max + 8: take the largest eps the lattices attempt
-            raise _with_k_lower(exc, red, k_lower(sigma, red, float(MAX_EPS), float(d), progress), d, dirs) from None
-        low = k_lower(sigma, red, float(enc.upper), float(d), progress)
-        lo = Fraction(0) if low is None else max(low.eps_lower(d, dn) for dn in dirs)
-        if lo > enc.upper:  # both are proved: a crossing means a wrong bound, refuse loudly
-            raise AssertionError(f"random-allocation k={red.k} bounds cross: {lo} > {enc.upper}")
-        return Enclosure.from_bounds(lo, enc.upper, prec)
+            return _with_k_lower(exc, red, k_lower(sigma, red, float(MAX_EPS), float(d), progress), d, dirs)
+
+        return _k_enclosure(red, reduced, lower_end, failed, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
     d = real("delta", delta, gt=0, lt=1)
