@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose import to_ball, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, Unsupported
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported
 from certdp.integrations.dp_events import CUT_DELTA, MAX_CUT, TAIL_SHARE, account_event, event_pairs, event_tail
 from certdp.notions.accountant import delta as delta_of
 from certdp.pairs.labelled import LabelledMixture
@@ -266,8 +266,8 @@ def test_tiny_noise_is_refused_in_one_line() -> None:
 def test_a_delta_query_keeps_the_coarse_cut_only_when_it_is_negligible(eps: int) -> None:
     """delta(eps) queries first cut the labels at MAX_CUT per step and keep that answer when its
     upper end is at least TAIL_SHARE times the cut mass; a smaller delta (eps = 6 here) is redone
-    at CUT_DELTA in all. Either way the answer's upper end is the dominating pair's delta at that
-    cut plus the cut mass, and the mass is at most 1/TAIL_SHARE of it or at most CUT_DELTA (n = 200,
+    at CUT_DELTA in all, and the smaller of the two sound upper ends is kept. The upper end is the
+    dominating pair's delta at a cut plus that cut's mass (n = 200,
     b = 20, noise 6, three steps: the upper end is about 2.7e-8 at eps = 2, 1.2e-10 at eps = 4,
     against a coarse cut mass of 1.5e-12)."""
     event = de.SelfComposedDpEvent(de.SampledWithReplacementDpEvent(200, 20, de.GaussianDpEvent(6.0)), 3)
@@ -283,5 +283,29 @@ def test_a_delta_query_keeps_the_coarse_cut_only_when_it_is_negligible(eps: int)
         assert eps == 2 and ans.upper == coarse
     else:
         fine, fine_tail = upper_at(CUT_DELTA / 3)
-        assert eps == 4 and ans.upper == fine and fine_tail <= CUT_DELTA
+        # the smaller of the two sound upper ends is kept (attack review helper-47)
+        assert eps == 4 and ans.upper == min(fine, coarse) and fine_tail <= CUT_DELTA
     assert 0 < ans.lower < ans.upper
+
+
+def test_a_finer_cut_out_of_reach_keeps_the_coarse_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Attack review (helper-47): a PrecisionExhausted of the finer cut's run threw the coarse
+    cut's sound answer away; it is kept, with a note that the cut mass is in the upper end."""
+    import certdp.notions.accountant as accountant
+
+    event = de.SampledWithReplacementDpEvent(200, 20, de.GaussianDpEvent(6.0))
+    real_delta = accountant.delta
+    calls = {"n": 0}
+
+    def second_fails(pair, eps, **kw):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise PrecisionExhausted("rel_width=0.01 not reached (simulated)")
+        return real_delta(pair, eps, **kw)
+
+    monkeypatch.setattr(accountant, "delta", second_fails)
+    ans = account_event(event, eps=12, relation="replace_one")
+    coarse_tail, _ = event_tail(event, "replace_one", MAX_CUT)
+    assert calls["n"] >= 2 and ans.status == "certified"
+    assert any("is kept in the upper end" in n for n in ans.notes)
+    assert ans.upper >= coarse_tail > 0

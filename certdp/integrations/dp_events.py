@@ -405,6 +405,12 @@ def _directed(pair: PrivacyPair, direction: str) -> PrivacyPair:
     return pair.directed(direction)  # type: ignore[attr-defined]
 
 
+def _top(results: Mapping[str, Any]) -> Fraction:
+    """The largest upper end over the compositions' results (the event's upper end before any
+    cut mass is added)."""
+    return max(r.enclosure.upper for r in results.values())
+
+
 def event_pairs(
     event: object, relation: object = "add_or_remove_one", side: str = "upper", cut: Fraction | None = None
 ) -> tuple[dict[str, PrivacyPair], list[str], list[str]]:
@@ -547,7 +553,7 @@ def account_event(
                 )
             try:
                 found = upper_results(event_pairs(event, relation, "upper", cut)[0], cut_tail)
-            except (LimitExceeded, Unsupported):
+            except (LimitExceeded, Unsupported, PrecisionExhausted):
                 if results is None:
                     raise
                 notes.append(
@@ -555,8 +561,10 @@ def account_event(
                     "beyond the lattice's limits"
                 )
                 break
-            results, tail = found, cut_tail
-            if quantity == "epsilon" or max(r.enclosure.upper for r in found.values()) >= TAIL_SHARE * tail:
+            # both cuts give sound upper ends (the pair's delta plus its cut mass): keep the smaller
+            if results is None or _top(found) + cut_tail < _top(results) + tail:
+                results, tail = found, cut_tail
+            if quantity == "epsilon" or _top(found) >= TAIL_SHARE * cut_tail:
                 break
         assert results is not None
     else:
