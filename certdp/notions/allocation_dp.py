@@ -586,7 +586,7 @@ def hockey_grid(
     # below q_low the mass is negligible: the split onto [0, g_0] (upper side) or the first group
     # (lower side) costs only on such outcomes (with E = 1 and remove, or tau below g_0, nothing)
     l_min = max(MIN_L_MIN, l_min, q_low)
-    where = f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}, epsilon near {eps_max:.4g}"
+    where = f"steps={m}, epochs={e}, sigma={float(pair.sigma):g}, lattice range up to epsilon {eps_max:.4g}"
     atoms = max(l_max * m, cap) / g.h
     if atoms > min(MAX_SUM_ATOMS, MAX_POINTS):  # before LatticeGrid's own check, which would name cap
         raise LimitExceeded(
