@@ -97,7 +97,10 @@ def lower_cgf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SubsampledGaussian, "cgf_ball", broken)
 
 
-@pytest.mark.parametrize(("via", "brk"), [("pld", drop_upper_tail), ("rdp", lower_cgf)])
+# the PLD case calibrates twice at 10^3 steps (about 45 s idle): a slow test, still run by CI
+@pytest.mark.parametrize(
+    ("via", "brk"), [pytest.param("pld", drop_upper_tail, marks=pytest.mark.slow), ("rdp", lower_cgf)]
+)
 def test_certificate_of_a_broken_certdp_is_refused(via, brk, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     good, good_pub, good_sigma = calibrate(via, tmp_path, "honest")
     res = kernel(good, good_pub)
