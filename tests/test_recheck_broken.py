@@ -97,7 +97,8 @@ def lower_cgf(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(SubsampledGaussian, "cgf_ball", broken)
 
 
-# the PLD case calibrates twice at 10^3 steps (about 45 s idle): a slow test, still run by CI
+# the PLD case (two PLD calibrations with certificates and the kernel on each: about 45 s idle)
+# is a slow test, still run by CI
 @pytest.mark.parametrize(
     ("via", "brk"), [pytest.param("pld", drop_upper_tail, marks=pytest.mark.slow), ("rdp", lower_cgf)]
 )
