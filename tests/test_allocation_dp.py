@@ -213,3 +213,26 @@ def test_bad_inputs_are_named() -> None:
         allocation_eps_bounds(0, 10, 1, Fraction(1, 10**5))
     with pytest.raises(InvalidArgument, match="steps=0 must be >= 1"):
         allocation_delta_bounds(1, 0, 1, 1)
+
+
+def test_a_run_beyond_the_default_sizing_grid_is_answered() -> None:
+    """M = 1000, E = 100 was refused because the float lattice that sizes the grids needed 6.3e6
+    points at its default grid (sigma = 1); its grid is now doubled until it fits."""
+    from certdp.notions import allocation_dp as adp
+    from certdp.notions import tv_numeric as tn
+    from certdp.notions.accountant import epsilon
+    from certdp.pairs import RandomAllocation
+
+    pair = RandomAllocation(1000, 2, 100)
+    default = tn.default_grid(1000, 100, 2.0)
+    ref = adp._numeric_ref(pair)
+    assert ref.grid["h"] >= default["h"]  # it fits (a doubling only where the default does not)
+    big = RandomAllocation(1000, 1, 100)
+    assert tn.lattice_points(1000, 100, 1.0, None) > tn.MAX_LATTICE_POINTS
+    assert adp._numeric_ref(big).grid["h"] == 2 * tn.default_grid(1000, 100, 1.0)["h"]
+    d = Fraction(1, 10**5)
+    enc = allocation_eps_bounds(2, 1000, 100, d)
+    assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
+    # random allocation is dominated by its RDP bound (an independent certified upper end)
+    rdp = epsilon(pair, d, via="rdp").enclosure.upper
+    assert 0 < enc.lower <= enc.upper <= rdp, (enc, rdp)

@@ -689,29 +689,44 @@ class _Run:
         return _Side(lat, remove)
 
 
+#: how many times the sizing lattice's h and eta may be doubled when its default grid is beyond
+#: the float lattice's limit (M = 1000, E = 100, sigma = 1 needs 6.3e6 points at the default, 3.0e6
+#: at one doubling; the certified bounds then took 2.7 s)
+SIZING_COARSER = 3
+
+
 def _numeric_ref(pair: RandomAllocation) -> object:
-    """The float TV lattice that auto_grid scales its grid from. Where its self-check refuses
-    (e.g. M = 1 at several epochs, whose extrapolation step exceeds its tolerance), the same two
-    float lattices are used without the check: they only choose h and eta, never a bound."""
+    """The float TV lattice that auto_grid scales its grid from. Where the default grid is beyond
+    the float lattice's point limit, h and eta are doubled, up to SIZING_COARSER times: auto_grid
+    only reads the grid and its bias (coarse - value), which scales as h^2 on any grid, and the
+    hockey grids are sized afresh (their own limits apply). Where its self-check refuses (e.g.
+    M = 1 at several epochs, whose extrapolation step exceeds its tolerance), the same two float
+    lattices are used without the check: they only choose h and eta, never a bound."""
     from certdp.notions import tv_numeric as tn
 
-    try:
-        return tn.approx_tv_lattice(pair.steps, pair.epochs, pair.sigma)
-    except LimitExceeded as exc:
-        # the float lattice's own advice (--method) is the tv command's; eps and delta have --via rdp
-        # (second attack review of issue 39: a flag that eps, delta and calibrate do not accept)
-        why = str(exc).split("; use --method")[0]
-        raise LimitExceeded(
-            f"{why}: the lattice bounds of random allocation cannot be sized here; --via rdp gives a sound upper bound"
-        ) from None
-    except PrecisionExhausted:
-        s = float(pair.sigma)
-        g = tn.default_grid(pair.steps, pair.epochs, s)
-        args = (1 / s, pair.steps, pair.epochs)
-        coarse = tn._tv_upper_scheme(*args, g["h"], g["eta"], g["cap"], g["l_max"])[0]
-        fine = tn._tv_upper_scheme(*args, g["h"] / 2, g["eta"] / 2, g["cap"], g["l_max"])[0]
-        value = (4 * fine - coarse) / 3
-        return tn.ApproxTV(value, abs(fine - coarse) / 3, coarse, fine, 0.0, 0.0, dict(g))
+    m, e, s = pair.steps, pair.epochs, float(pair.sigma)
+    g = tn.default_grid(m, e, s)
+    for doubling in range(SIZING_COARSER + 1):
+        g = {**g, "h": g["h"] * 2 ** min(doubling, 1), "eta": g["eta"] * 2 ** min(doubling, 1)}
+        try:
+            return tn.approx_tv_lattice(m, e, pair.sigma, g)
+        except LimitExceeded as exc:
+            if doubling < SIZING_COARSER:
+                continue
+            # the float lattice's own advice (--method) is the tv command's; eps and delta have --via rdp
+            # (second attack review of issue 39: a flag that eps, delta and calibrate do not accept)
+            why = str(exc).split("; use --method")[0]
+            raise LimitExceeded(
+                f"{why}: the lattice bounds of random allocation cannot be sized here; --via rdp gives a sound "
+                "upper bound"
+            ) from None
+        except PrecisionExhausted:
+            break
+    args = (1 / s, m, e)
+    coarse = tn._tv_upper_scheme(*args, g["h"], g["eta"], g["cap"], g["l_max"])[0]
+    fine = tn._tv_upper_scheme(*args, g["h"] / 2, g["eta"] / 2, g["cap"], g["l_max"])[0]
+    value = (4 * fine - coarse) / 3
+    return tn.ApproxTV(value, abs(fine - coarse) / 3, coarse, fine, 0.0, 0.0, dict(g))
 
 
 def _check_eps(eps: Number) -> Fraction:
