@@ -236,3 +236,18 @@ def test_a_run_beyond_the_default_sizing_grid_is_answered() -> None:
     # random allocation is dominated by its RDP bound (an independent certified upper end)
     rdp = epsilon(pair, d, via="rdp").enclosure.upper
     assert 0 < enc.lower <= enc.upper <= rdp, (enc, rdp)
+
+
+@pytest.mark.slow
+def test_a_large_eps_beyond_the_first_grid_is_answered() -> None:
+    """M = 196, E = 100, sigma = 0.7 (eps near 9.3 at delta = 1e-5): the first grid at the RDP
+    range (10.2) is beyond the atom limit; the search used to shorten the range below eps and
+    stop with exit 3. A coarser first grid now answers (about 30 s)."""
+    from certdp.notions.accountant import epsilon
+    from certdp.pairs import RandomAllocation
+
+    d = Fraction(1, 10**5)
+    enc = allocation_eps_bounds(Fraction(7, 10), 196, 100, d)
+    assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
+    rdp = epsilon(RandomAllocation(196, Fraction(7, 10), 100), d, via="rdp").enclosure.upper
+    assert 8 < enc.lower <= enc.upper <= rdp, (enc, rdp)

@@ -100,6 +100,10 @@ def first_halvings(delta: Fraction) -> int:
     return FIRST_HALVINGS - min(coarser, FIRST_COARSER)
 
 
+#: halvings coarser than first_halvings that an eps search tries when its first grid is beyond the
+#: work limits, before it shortens the range
+FIRST_LIMIT_COARSER = 2
+
 #: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
 MAX_EPS = Fraction(30)
 #: largest number of epoch-sum atoms l_max M / h a grid may ask for, and largest estimated memory
@@ -950,7 +954,7 @@ def allocation_eps_bounds(
     eps_max = min(_rdp_eps_upper(pair, d), float(MAX_EPS))
     best_lo, best_hi = Fraction(0), Fraction(-1)
     slack = max(float(d) / 10, 1e-9)
-    attempt = shrinks = 0
+    attempt = shrinks = coarsened = 0
     halvings = first_halvings(d)
     while attempt <= MAX_REFINES:
         run = _Run(pair, slack, eps_max, prec, ref, progress, halvings)
@@ -961,6 +965,13 @@ def allocation_eps_bounds(
                 raise _not_reached(
                     "epsilon", rw, (best_lo, best_hi), f"the next grid is beyond the work limits ({exc})"
                 ) from None
+            if coarsened < FIRST_LIMIT_COARSER and not shrinks:
+                # a large eps (the remove side's range grows like e^eps): a coarser first grid
+                # before a shorter range, which cannot help when eps lies near the RDP bound (M =
+                # 196, E = 100, sigma = 0.7: eps near 9.3, refused at 10.2 and then searched below 7.6)
+                coarsened += 1
+                halvings -= 1
+                continue
             if shrinks >= 4:
                 raise
             # the first range came from the RDP bound, which may be far above eps: try a shorter one
