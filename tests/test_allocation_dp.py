@@ -230,6 +230,9 @@ def test_a_run_beyond_the_default_sizing_grid_is_answered() -> None:
     big = RandomAllocation(1000, 1, 100)
     assert tn.lattice_points(1000, 100, 1.0, None) > tn.MAX_LATTICE_POINTS
     assert adp._numeric_ref(big).grid["h"] == 2 * tn.default_grid(1000, 100, 1.0)["h"]
+    # 1000 epochs: the log-grid power is the long array; four doublings fit
+    many = RandomAllocation(196, 2, 1000)
+    assert adp._numeric_ref(many).grid["h"] == 16 * tn.default_grid(196, 1000, 2.0)["h"]
     d = Fraction(1, 10**5)
     enc = allocation_eps_bounds(2, 1000, 100, d)
     assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
@@ -251,3 +254,17 @@ def test_a_large_eps_beyond_the_first_grid_is_answered() -> None:
     assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
     rdp = epsilon(RandomAllocation(196, Fraction(7, 10), 100), d, via="rdp").enclosure.upper
     assert 8 < enc.lower <= enc.upper <= rdp, (enc, rdp)
+
+
+def test_the_sizing_lattice_never_overflows_to_nan() -> None:
+    """min(1, e^{k eta}) overflowed at 1000 epochs: 0 * inf gave a NaN numeric TV, which sized a
+    grid beyond the memory limit (M = 1000, E = 1000, sigma = 1 was refused after 16 s)."""
+    import warnings
+
+    from certdp.notions import tv_numeric as tn
+
+    g = tn.default_grid(1000, 1000, 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = tn._tv_upper_scheme(1.0, 1000, 1000, 32 * g["h"], 32 * g["eta"], g["cap"], g["l_max"])[0]
+    assert 0 < value < 1

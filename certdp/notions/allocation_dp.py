@@ -695,8 +695,9 @@ class _Run:
 
 #: how many times the sizing lattice's h and eta may be doubled when its default grid is beyond
 #: the float lattice's limit (M = 1000, E = 100, sigma = 1 needs 6.3e6 points at the default, 3.0e6
-#: at one doubling; the certified bounds then took 2.7 s)
-SIZING_COARSER = 3
+#: at one doubling, and the certified bounds then took 2.7 s; M = 196, E = 1000, sigma = 2 fits
+#: at four and took 4.4 s)
+SIZING_COARSER = 5
 
 
 def _numeric_ref(pair: RandomAllocation) -> object:

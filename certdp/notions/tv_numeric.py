@@ -220,7 +220,8 @@ def _tv_upper_scheme(
 ) -> tuple[float, float, float]:
     """1 - E min(1, Lambda) after the two mean-keeping roundings (an upper bound up to FFT error)."""
     b, k, lost, neg = _log_lr_distribution(t, m, e, h, eta, cap, l_max)
-    expect_min = float((b * np.minimum(1.0, np.exp(k * eta))).sum())
+    # min(1, e^x) = e^{min(x, 0)}: no overflow of e^x at large epoch counts (a RuntimeWarning leaked)
+    expect_min = float((b * np.exp(np.minimum(k * eta, 0.0))).sum())
     return 1.0 - expect_min, lost, neg
 
 
