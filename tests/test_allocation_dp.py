@@ -224,15 +224,12 @@ def test_a_run_beyond_the_default_sizing_grid_is_answered() -> None:
     from certdp.pairs import RandomAllocation
 
     pair = RandomAllocation(1000, 2, 100)
-    default = tn.default_grid(1000, 100, 2.0)
-    ref = adp._numeric_ref(pair)
-    assert ref.grid["h"] >= default["h"]  # it fits (a doubling only where the default does not)
-    big = RandomAllocation(1000, 1, 100)
-    assert tn.lattice_points(1000, 100, 1.0, None) > tn.MAX_LATTICE_POINTS
-    assert adp._numeric_ref(big).grid["h"] == 2 * tn.default_grid(1000, 100, 1.0)["h"]
-    # 1000 epochs: the log-grid power is the long array; four doublings fit
-    many = RandomAllocation(196, 2, 1000)
-    assert adp._numeric_ref(many).grid["h"] == 16 * tn.default_grid(196, 1000, 2.0)["h"]
+    # sized on a coarser grid, stated at the default one (auto_grid reads its bias, second order)
+    for big in (RandomAllocation(1000, 1, 100), RandomAllocation(196, 2, 1000)):
+        m, e, s = big.steps, big.epochs, float(big.sigma)
+        assert tn.lattice_points(m, e, s, None) > tn.MAX_LATTICE_POINTS
+        ref = adp._numeric_ref(big)
+        assert ref.grid["h"] == tn.default_grid(m, e, s)["h"] and ref.coarse > ref.value
     d = Fraction(1, 10**5)
     enc = allocation_eps_bounds(2, 1000, 100, d)
     assert enc.upper - enc.lower <= Fraction(1, 1000) * enc.upper
@@ -268,3 +265,18 @@ def test_the_sizing_lattice_never_overflows_to_nan() -> None:
         warnings.simplefilter("error")
         value = tn._tv_upper_scheme(1.0, 1000, 1000, 32 * g["h"], 32 * g["eta"], g["cap"], g["l_max"])[0]
     assert 0 < value < 1
+
+
+@pytest.mark.parametrize(("m", "e", "sigma"), [(100, 10, 1.0), (196, 20, 1.1), (10, 1, 1.0)])
+def test_the_coarser_sizing_lattice_sizes_the_same_grid(m: int, e: int, sigma: float) -> None:
+    """_numeric_ref runs the float lattice one doubling coarser and states its bias at the
+    default grid: auto_grid then sizes the grid the default lattice itself would."""
+    from certdp.notions import allocation_dp as adp
+    from certdp.notions import tv_numeric as tn
+    from certdp.notions.tv_certified import auto_grid
+    from certdp.pairs import RandomAllocation
+
+    pair = RandomAllocation(m, sigma, e)
+    full = tn.approx_tv_lattice(m, e, sigma)
+    for slack in (1e-6, 1e-9):
+        assert auto_grid(pair, slack, ref=adp._numeric_ref(pair)) == auto_grid(pair, slack, ref=full)

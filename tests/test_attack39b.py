@@ -20,7 +20,8 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 
 def test_random_allocation_refusal_names_a_flag_that_works(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["eps", "random-allocation", "--steps", "10", "--epochs", "1", "--sigma", "10000", "--delta", "1e-5"]
+    # two epochs: one at sigma = 10000 now fits the sizing lattice (up to five doublings)
+    argv = ["eps", "random-allocation", "--steps", "10", "--epochs", "2", "--sigma", "10000", "--delta", "1e-5"]
     code, _, err = run(argv, capsys)
     assert code == 2 and "--via rdp" in err and "--method" not in err and err.count("\n") == 1
     # and the flag it names answers
