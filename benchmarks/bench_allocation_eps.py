@@ -121,7 +121,25 @@ shared the 2 cores, so both columns are about 2x idle; the ratio is from those c
         pld-accounting (lower, upper): 3.4053405 BELOW, 3.4962604 ABOVE; 483.8 s; certdp/peer time 0.14
 
 certdp's enclosure is about 1e-4 wide where pld-accounting's band is 3.7% and 2.6% wide, in a
-twelfth and a seventh of its time.
+twelfth and a seventh of its time. The same two rows on 2026-12-06 at ece89d9 (the grid-sizing
+float lattice one doubling coarser), `allocation_eps_bounds(11/10, 196, E, 1e-5)` in one process
+while an attack-review agent ran: the same enclosures in 6.6 s and 9.0 s.
+
+Long runs (2026-12-06, certdp at 6745f54-ece89d9, `certdp eps random-allocation --steps T --epochs E
+--sigma S --delta 1e-5 --json`, one call each, another job on the second core). Before 465edbe
+the first four were refused: the float lattice that sizes the grids (at tv_numeric's default
+grid) was beyond its point limit, or, for the large eps, the first grid was, and the search then
+shortened its range below eps:
+
+    T=1000  E=100  sigma=1    certdp [1.6239386, 1.6242176] 3.7 s
+    T=196   E=1000 sigma=2    certdp [5.4320881, 5.4322845] 5.2 s
+    T=1000  E=1000 sigma=1    certdp [6.0100852, 6.0111892] 8.6 s
+    T=196   E=100  sigma=0.7  certdp [9.3306675, 9.3332160] 30 s
+    T=312   E=90   sigma=1    certdp [2.9478435, 2.9480732] 8.3 s   (ImageNet-like: batch 4096 of 1.28M)
+    T=10000 E=10   sigma=1    certdp [0.13090335, 0.13099859] 11.2 s
+
+pld-accounting's default band did not finish T = 1000, E = 100, sigma = 2 in 25 minutes (killed by
+`timeout 1500`; certdp: [0.60182473, 0.60191416] in 3.6 s).
 """
 
 from __future__ import annotations

@@ -195,3 +195,32 @@ def test_a_sweep_does_not_file_a_k2_certificate_under_the_k1_cell() -> None:
         check_certificate_is_for(doc, expected_claim(_calibrate_args(None)))
     assert certificate_summary({"body": doc["body"], "signature": None})["k"] == "2"
     assert certificate_summary(json.loads(EPS_FILE.read_text()))["k"] == "1"
+
+
+COMMITTED_K = ROOT / "certificates" / "random_allocation_M20_E5_k2_eps2_delta1e-5.json"
+
+
+def test_the_committed_k2_file_is_the_kind_the_recheck_kernel_excuses() -> None:
+    """The committed k = 2 certificate: the kernel checks its signature and says it did not recheck
+    the hockey-upper claim (exit 2), exactly the text recheck/expect.sh wants for it; certdp verify
+    recomputes it (tests/test_committed_certificates.py)."""
+    want = subprocess.run(
+        ["bash", "-c", f'. "{ROOT}/recheck/expect.sh" && expect_for "$1"', "_", COMMITTED_K.name],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.rstrip("\n")
+    assert want == "2\tnot rechecked by this kernel (claim kind 'hockey-upper')"
+    proc = subprocess.run(
+        [
+            "python",
+            str(ROOT / "recheck" / "recheck.py"),
+            str(COMMITTED_K),
+            "--pubkey",
+            str(ROOT / "certificates" / "certdp-project.pub"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and want.split("\t")[1] in proc.stderr, proc.stderr

@@ -2,7 +2,7 @@
 
 The random-allocation cells take 15-95 s each to recompute; CI recomputes every DP-SGD file and
 three random-allocation cells (each M in {100, 250}, each E in {10, 20, 40}) and checks the
-integrity (schema, digest, project signature) of all. Recompute all twenty with one sweep:
+integrity (schema, digest, project signature) of all. Recompute all twenty-one with one sweep:
     certdp sweep certificates/verify.toml --out /tmp/verified
 """
 
@@ -27,12 +27,14 @@ FAST = [f for f in FILES if f.name.startswith("dpsgd_")] + [
 ]
 #: the random-allocation (epsilon, delta) certificate (hockey-upper claim, hockey-lower refutation)
 EPS = ROOT / "random_allocation_M10_E10_eps1_delta1e-5.json"
-FAST.append(EPS)
+#: k = 2 of 20 steps: a hockey-upper claim recording k (the reduction's upper end), no refutation
+EPS_K = ROOT / "random_allocation_M20_E5_k2_eps2_delta1e-5.json"
+FAST += [EPS, EPS_K]
 
 
-def test_all_twenty_are_committed() -> None:
+def test_all_twenty_one_are_committed() -> None:
     """DP-SGD through PLD (the first family) and RDP (the second), random allocation's TV and its
-    (epsilon, delta) certificate; the CIFAR-10 PLD file records split lattices."""
+    (epsilon, delta) certificates (k = 1 and k = 2); the CIFAR-10 PLD file records split lattices."""
     cifar = json.loads((ROOT / "dpsgd_pld_q0.00512_n9766_eps3.json").read_text())["body"]
     for check in (cifar["claim"], cifar["refutation"]):
         assert any("stride" in lat for lat in check["method"]["lattices"].values())
@@ -40,7 +42,10 @@ def test_all_twenty_are_committed() -> None:
     assert len([n for n in names if n.startswith("dpsgd_pld_")]) == 5
     assert len([n for n in names if n.startswith("dpsgd_q")]) == 5
     assert len([n for n in names if n.startswith("random_allocation_") and n.endswith("_tv0.1.json")]) == 9
-    assert [n for n in names if "_eps" in n and n.startswith("random_allocation_")] == [EPS.name]
+    assert sorted(n for n in names if "_eps" in n and n.startswith("random_allocation_")) == [EPS.name, EPS_K.name]
+    k_body = json.loads(EPS_K.read_text())["body"]
+    assert k_body["claim"]["mechanism"]["params"]["k"] == "2" and k_body["refutation"] is None
+    assert k_body["refutation_missing_reason"]
 
 
 def test_the_pld_family_needs_less_noise_and_proves_its_refutation() -> None:
