@@ -14,7 +14,7 @@ import argparse
 import time
 
 from certdp.cli.common import enclosure_record, pair_from_args, progress_bar
-from certdp.errors import InvalidArgument, fmt_value
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value
 from certdp.notions.accountant import PLD_PREC
 from certdp.pairs.params import integer, real
 
@@ -154,22 +154,43 @@ def run_calibrate_eps_delta(
         raise InvalidArgument(f"direction={fmt_value(direction)} must be one of {', '.join(DIRECTIONS)}")
     k = integer("k", args.k if args.k is not None else "1", ge=1)
     with progress_bar(args) as note:
-        res = calibrate_eps_delta(
-            args.steps,
-            args.epochs if args.epochs is not None else "1",
-            args.epsilon,
-            args.delta,
-            args.step,
-            direction=direction,
-            k=k,
-            progress=note,
-            max_seconds=budget,  # type: ignore[arg-type]
-        )
+        try:
+            res = calibrate_eps_delta(
+                args.steps,
+                args.epochs if args.epochs is not None else "1",
+                args.epsilon,
+                args.delta,
+                args.step,
+                direction=direction,
+                k=k,
+                progress=note,
+                max_seconds=budget,  # type: ignore[arg-type]
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:
+            raise _without_via(exc) from None
     rec: dict[str, object] = {"quantity": "calibration", "mechanism": "random-allocation", **res.to_dict()}
     if out is not None:
         rec.update(_write_eps_delta_certificate(res, out, key))
         rec["certificate"] = args.out
     return rec
+
+
+#: the advice the eps and delta queries' refusals end with; calibrate random-allocation takes no --via
+VIA_RDP_ADVICE = "; --via rdp gives a sound upper bound"
+
+
+def _without_via(exc: LimitExceeded | PrecisionExhausted) -> LimitExceeded | PrecisionExhausted:
+    """``exc`` without the --via rdp advice of the eps and delta queries, which calibrate
+    random-allocation refuses (the second attack review of issue 39: a refusal names a flag that
+    works). Contract: an exception of exc's type and attributes, its message otherwise unchanged."""
+    text = str(exc)
+    if VIA_RDP_ADVICE not in text:
+        return exc
+    out = type(exc)(text.replace(VIA_RDP_ADVICE, ""))
+    for attr in ("achieved_width", "result"):
+        if hasattr(exc, attr):
+            setattr(out, attr, getattr(exc, attr))
+    return out
 
 
 def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[str, object]:

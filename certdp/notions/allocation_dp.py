@@ -104,6 +104,13 @@ def first_halvings(delta: Fraction) -> int:
 #: work limits, before it shortens the range
 FIRST_LIMIT_COARSER = 2
 
+#: appended to a grid refusal: the range is where eps is searched (from the RDP bound, so eps may
+#: lie far above it; attack review 48: "up to epsilon 9.492" read as a fixed range at eps = 697)
+BEYOND = (
+    " (the range reaches where the search needs it: epsilon near or above it, or a grid finer than the "
+    "limits allow); --via rdp gives a sound upper bound"
+)
+
 #: largest epsilon attempted: the remove side needs epoch ratios up to e^eps on the lattice
 MAX_EPS = Fraction(30)
 #: largest number of epoch-sum atoms l_max M / h a grid may ask for, and largest estimated memory
@@ -595,7 +602,7 @@ def hockey_grid(
     if atoms > min(MAX_SUM_ATOMS, MAX_POINTS):  # before LatticeGrid's own check, which would name cap
         raise LimitExceeded(
             f"{where}: the lattice needs {atoms:.3g} epoch-sum atoms (l_max={l_max:.4g}, h={g.h:g}), "
-            f"above the limit {MAX_SUM_ATOMS}"
+            f"above the limit {MAX_SUM_ATOMS}{BEYOND}"
         )
     cap = g.h * math.ceil(max(cap, g.h) / g.h)
     grid = replace(g, l_max=l_max, l_min=l_min, cap=cap)
@@ -613,7 +620,7 @@ def _check_memory(pair: RandomAllocation, grid: LatticeGrid, side: str, eps_max:
     if memory > MAX_MEMORY:
         raise LimitExceeded(
             f"{where}: the lattice needs about {memory / 2**30:.2g} GiB (h={grid.h:g}, eta={grid.eta:g}), above "
-            f"the limit {MAX_MEMORY / 2**30:.2g} GiB"
+            f"the limit {MAX_MEMORY / 2**30:.2g} GiB{BEYOND}"
         )
 
 
@@ -728,8 +735,16 @@ def _numeric_ref(pair: RandomAllocation) -> object:
             if doubling < SIZING_COARSER:
                 continue
             # the float lattice's own advice (--method) is the tv command's; eps and delta have --via rdp
-            # (second attack review of issue 39: a flag that eps, delta and calibrate do not accept)
-            why = str(exc).split("; use --method")[0]
+            # (second attack review of issue 39: a flag that eps, delta and calibrate do not accept).
+            # Named for what it is here (attack review 48: "numeric TV lattice" puzzled an eps query)
+            why = (
+                str(exc)
+                .split("; use --method")[0]
+                .replace(
+                    "the numeric TV lattice needs",
+                    f"the float lattice that sizes the grids needs, {2**doubling}x coarser,",
+                )
+            )
             raise LimitExceeded(
                 f"{why}: the lattice bounds of random allocation cannot be sized here; --via rdp gives a sound "
                 "upper bound"
@@ -994,7 +1009,9 @@ def allocation_eps_bounds(
                 continue
             if eps_max >= float(MAX_EPS) or shrinks:
                 raise PrecisionExhausted(
-                    f"delta={float(d):g}: no epsilon up to {eps_max:.4g} is certified on a grid within the work limits"
+                    f"delta={float(d):g}: no epsilon up to {eps_max:.4g} is certified on a grid within the work "
+                    "limits (epsilon may lie above it, or these grids are too coarse at this sigma); --via rdp "
+                    "gives a sound upper bound"
                 )
             eps_max = min(2 * eps_max + 1, float(MAX_EPS))  # the range was too short: widen it, same slack
             continue
