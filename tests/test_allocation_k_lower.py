@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from certdp.enclose.marked import marked_power
-from certdp.errors import InvalidArgument, LimitExceeded
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted
 from certdp.notions.allocation_dp import allocation_eps_bounds
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 
@@ -238,14 +238,32 @@ def test_build_refuses_bad_input_and_large_k():
         low.composed(Fraction(1), "up")
 
 
+def test_k_equal_to_m_reduces_to_the_gaussian_closed_form():
+    """k = M = 2, sigma = 1, delta = 1e-12: the reduced run has one step per epoch, so its upper
+    end is the Gaussian closed form (it used to be refused: the lattice was past its memory limit);
+    the Gaussian's eps is 10.589487997... (mpmath, mu = sqrt(2)), and with k = M the statistic's
+    lower end is that Gaussian's too."""
+    import mpmath as mp
+
+    enc = allocation_eps_bounds(1, 2, 1, Fraction(1, 10**12), k=2)
+    with mp.workdps(50):
+        mu = mp.sqrt(2)
+        root = mp.findroot(
+            lambda e: mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2) - mp.mpf("1e-12"), 10.589
+        )
+        assert 10.58 <= enc.lower and mp.mpf(enc.lower.numerator) / enc.lower.denominator <= root
+        assert root <= mp.mpf(enc.upper.numerator) / enc.upper.denominator
+    assert enc.upper - enc.lower <= Fraction(1, 10**5)
+
+
+@pytest.mark.slow
 def test_a_failed_upper_end_still_reports_the_proved_lower_end():
-    """k = M = 2, sigma = 1, delta = 1e-12: the reduction's lattice is past its memory limit, and
-    the refusal names what the statistic proves (attack review); the Gaussian's eps is
-    10.589487997... (mpmath, mu = sqrt(2))."""
-    with pytest.raises(LimitExceeded, match="lower end proves eps >= ") as info:
-        allocation_eps_bounds(1, 2, 1, Fraction(1, 10**12), k=2)
+    """k = 2 of M = 4, sigma = 1, delta = 1e-12 (about 35 s): the reduction's lattice cannot reach
+    the width, and the error names what the statistic proves (attack review)."""
+    with pytest.raises((LimitExceeded, PrecisionExhausted), match="lower end proves eps >= ") as info:
+        allocation_eps_bounds(1, 4, 1, Fraction(1, 10**12), k=2)
     value = float(str(info.value).split("eps >= ")[1].rstrip(")"))
-    assert 10.58 <= value <= 10.589487997
+    assert 7.5 < value < 9.3  # below the reduced run's upper end (about 9.229)
 
 
 @pytest.mark.slow

@@ -14,14 +14,16 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
     return code, out, err
 
 
+@pytest.mark.slow
 def test_an_eps_refusal_says_epsilon_may_lie_above_its_range(capsys: pytest.CaptureFixture[str]) -> None:
-    # M = 1, E = 100, sigma = 0.3: eps is about 697; the search range shrank to 9.49 and the message
-    # read as if the range were fixed
-    argv = ["eps", "random-allocation", "--steps", "1", "--epochs", "100", "--sigma", "0.3", "--delta", "1e-5"]
+    # M = 50, E = 100, sigma = 0.5 (about 20 s): the search range shrank to 9.49 and the message
+    # read as if the range were fixed (the review's case, M = 1, E = 100, sigma = 0.3 at eps 697,
+    # is now answered by the Gaussian closed form)
+    argv = ["eps", "random-allocation", "--steps", "50", "--epochs", "100", "--sigma", "0.5", "--delta", "1e-5"]
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1
-    assert "epsilon near or above it" in err and "--via rdp gives a sound upper bound" in err
-    code, out, _ = run([*argv, "--via", "rdp", "--json"], capsys)
+    assert "epsilon may lie above the range" in err and "--via rdp gives a sound upper bound" in err
+    code, _, _ = run([*argv, "--via", "rdp", "--json"], capsys)
     assert code == 0  # the flag it names answers
 
 
@@ -32,3 +34,44 @@ def test_a_calibration_refusal_names_no_via(capsys: pytest.CaptureFixture[str]) 
     assert code == 2 and err.count("\n") == 1 and "--via" not in err and "above the limit" in err
     code, _, err = run([*argv, "--via", "rdp"], capsys)
     assert code == 2 and "drop --via" in err
+
+
+def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    # M = 1 is the Gaussian of mu = sqrt(E)/sigma: E = 100, sigma = 0.3 was refused (eps = 696.78)
+    import json
+
+    import mpmath as mp
+
+    argv = ["eps", "random-allocation", "--steps", "1", "--epochs", "100", "--sigma", "0.3", "--delta", "1e-5"]
+    code, out, _ = run([*argv, "--json"], capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["via"] == "exact" and "closed form" in rec["lower_from"] + rec["upper_from"]
+    with mp.workdps(60):
+        mu = mp.sqrt(100) / mp.mpf("0.3")
+
+        def delta(e: mp.mpf) -> mp.mpf:
+            return mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
+
+        root = mp.findroot(lambda e: delta(e) - mp.mpf("1e-5"), mp.mpf(696.7))
+        assert mp.mpf(rec["lower"]) <= root <= mp.mpf(rec["upper"])
+    # k > 1 whose reduced run has one step: the upper end's label names the closed form
+    code, out, _ = run(
+        [
+            "eps",
+            "random-allocation",
+            "--steps",
+            "2",
+            "--epochs",
+            "3",
+            "--sigma",
+            "1",
+            "--k",
+            "2",
+            "--delta",
+            "1e-5",
+            "--json",
+        ],
+        capsys,
+    )
+    rec = json.loads(out)
+    assert code == 0 and rec["via"] == "pld" and rec["upper_from"].startswith("closed form (a Gaussian)")

@@ -29,12 +29,12 @@ def gaussian_delta(mu: mp.mpf, eps: mp.mpf) -> mp.mpf:
 
 
 def test_eps_one_step_encloses_the_gaussian_root(capsys: pytest.CaptureFixture[str]) -> None:
-    # M = 1: E epochs are one Gaussian of mu = sqrt(E)/sigma (docs/math.md §9.8)
+    # M = 1: E epochs are one Gaussian of mu = sqrt(E)/sigma (docs/math.md §9.8), answered by its closed form
     rec = run_json(
         ["eps", "random-allocation", "--steps", "1", "--epochs", "2", "--sigma", "1.5", "--delta", "1e-4"], capsys
     )
     lo, hi = Fraction(rec["lower"]), Fraction(rec["upper"])
-    assert rec["quantity"] == "epsilon" and rec["via"] == "pld" and rec["prec_bits"] == 128
+    assert rec["quantity"] == "epsilon" and rec["via"] == "exact" and rec["prec_bits"] == 128
     assert rec["params"] == {"steps": "1", "epochs": "2", "sigma": "1.5", "direction": "both", "k": "1"}
     assert hi - lo <= Fraction(1, 1000) * hi and rec["epsilon"] == rec["upper"]
     with mp.workdps(50):
@@ -97,9 +97,10 @@ def test_via_rdp_keeps_the_one_sided_conversion(capsys: pytest.CaptureFixture[st
 
 @pytest.mark.slow
 def test_unreachable_width_exits_3_naming_the_width(capsys: pytest.CaptureFixture[str]) -> None:
-    # M = 1 at one epoch is cheap, so the refinements run into the limit of MAX_REFINES quickly
+    # M = 2 at one epoch is cheap, so the refinements run into the work limits quickly (M = 1 is
+    # answered by the Gaussian closed form, which reaches 1e-15)
     code, out, err = run(
-        ["delta", "random-allocation", "--steps", "1", "--sigma", "2", "--eps", "0.3", "--rel-width", "1e-15"], capsys
+        ["delta", "random-allocation", "--steps", "2", "--sigma", "2", "--eps", "0.3", "--rel-width", "1e-15"], capsys
     )
     assert code == 3 and out == ""
     assert "rel_width=1e-15 not reached for delta" in err and "accepts them" in err

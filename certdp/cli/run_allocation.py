@@ -46,7 +46,12 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
     ``one_sided`` true when they prove nothing); --rel-width applies to the reduced pair's
     enclosure only.
     """
-    from certdp.notions.allocation_dp import allocation_delta_bounds, allocation_eps_bounds, k_reduction
+    from certdp.notions.allocation_dp import (
+        allocation_delta_bounds,
+        allocation_eps_bounds,
+        k_reduction,
+        one_step_closed_form,
+    )
     from certdp.notions.allocation_k_lower import K_LOWER_MAX_K
 
     if args.h is not None:
@@ -103,6 +108,15 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
         "seconds": round(time.perf_counter() - start, 3),
         "warnings": [],
     }
+    closed = one_step_closed_form(pair.sigma, pair.steps, pair.epochs, k)
+    if closed and not red.one_sided:  # one step per epoch: a Gaussian (honest labels: no lattice was built)
+        extra.update(
+            via="exact",
+            lower_from="closed form of the Gaussian pair N(0, 1) vs N(sqrt(E)/sigma, 1) (docs/math.md §9.8, one step)",
+            upper_from="closed form of the Gaussian pair N(0, 1) vs N(sqrt(E)/sigma, 1) (docs/math.md §9.8, one step)",
+            route="random allocation with one step per epoch: exactly the Gaussian mechanism of mu = sqrt(E)/sigma "
+            "(both directions)",
+        )
     if red.one_sided:
         proved = enc.lower > 0
         extra.update(
@@ -114,8 +128,8 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
                 if red.k > K_LOWER_MAX_K
                 else "none: the statistic's laws prove no violation (0 is trivial)"
             ),
-            upper_from=f"lattice upper bound of the k = 1 pair with {red.reduced_steps} steps and "
-            f"{red.reduced_epochs} epochs (docs/math.md §9.8, k > 1)",
+            upper_from=f"{'closed form (a Gaussian)' if closed else 'lattice upper bound'} of the k = 1 pair with "
+            f"{red.reduced_steps} steps and {red.reduced_epochs} epochs (docs/math.md §9.8, k > 1)",
             route="random allocation, k > 1: upper bound through the decomposition of Feldman and Shenfeld "
             "(arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation; lower bound by the laws of "
             "an additive statistic",
