@@ -75,3 +75,40 @@ def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: py
     )
     rec = json.loads(out)
     assert code == 0 and rec["via"] == "pld" and rec["upper_from"].startswith("closed form (a Gaussian)")
+
+
+def test_one_step_edges_of_the_closed_form(capsys: pytest.CaptureFixture[str]) -> None:
+    """Attack review 49: a sigma whose e^(1/sigma^2) overflows a float was a traceback; a delta query
+    at eps above 30 was refused though the closed form answers it; --rel-width was not honoured; a
+    delta's lower end could be negative."""
+    import json
+    from fractions import Fraction
+
+    base = ["random-allocation", "--steps", "1", "--epochs", "1"]
+    code, _, err = run(["eps", *base, "--sigma", "9.99999e-5", "--delta", "1e-5"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "overflows a float" in err and "--via rdp" in err
+    code, out, _ = run(
+        [
+            "delta",
+            "random-allocation",
+            "--steps",
+            "1",
+            "--epochs",
+            "100",
+            "--sigma",
+            "0.3",
+            "--eps",
+            "696.7777915417",
+            "--json",
+        ],
+        capsys,
+    )
+    rec = json.loads(out)
+    # eps a little below the root 696.77779154172747...: delta a little above 1e-5
+    d = Fraction(1, 10**5)
+    assert code == 0 and d <= Fraction(rec["lower"]) <= Fraction(rec["upper"]) <= d * (1 + Fraction(1, 10**9))
+    code, _, err = run(["delta", *base, "--sigma", "1e4", "--eps", "30"], capsys)
+    assert code == 3 and "rel_width=0.01 not reached for delta" in err
+    code, out, _ = run(["delta", *base, "--sigma", "1e100", "--eps", "0", "--json"], capsys)
+    rec = json.loads(out)
+    assert code == 0 and Fraction(rec["lower"]) >= 0 and Fraction(rec["upper"]) <= 2 * Fraction(rec["lower"])

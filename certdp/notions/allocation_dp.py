@@ -52,7 +52,7 @@ from fractions import Fraction
 from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, invalid
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, invalid
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import (
     MAX_POINTS,
@@ -725,7 +725,13 @@ def _numeric_ref(pair: RandomAllocation) -> object:
     from certdp.notions import tv_numeric as tn
 
     m, e, s = pair.steps, pair.epochs, float(pair.sigma)
-    g0 = tn.default_grid(m, e, s)
+    try:
+        g0 = tn.default_grid(m, e, s)
+    except OverflowError:  # e^(1/sigma^2) past the float range (attack review 49: a traceback)
+        raise LimitExceeded(
+            f"steps={m}, epochs={e}, sigma={fmt_value(pair.sigma)}: e^(1/sigma^2) overflows a float, so the lattice "
+            "bounds of random allocation cannot be sized here; --via rdp gives a sound upper bound"
+        ) from None
     for doubling in range(SIZING_FIRST, SIZING_COARSER + 1):
         g = {**g0, "h": g0["h"] * 2**doubling, "eta": g0["eta"] * 2**doubling}
         try:
@@ -777,7 +783,9 @@ def one_step_closed_form(sigma: Number, steps: Number, epochs: Number, k: Number
     return pair.steps == 1 and MU_MIN**2 <= Fraction(pair.epochs) / Fraction(pair.sigma) ** 2 <= MU_MAX**2
 
 
-def _one_step(pair: RandomAllocation, quantity: str, value: Fraction) -> Enclosure | None:
+def _one_step(
+    pair: RandomAllocation, quantity: str, value: Fraction, rel_width: Fraction | None, prec: int
+) -> Enclosure | None:
     """M = 1: every record is in the one step of each epoch, so the pair is exactly
     N(0, I_E) against N(1_E / sigma, I_E), that is N(0, 1) against N(mu, 1) with mu^2 = E / sigma^2,
     in both directions (docs/math.md §9.8, "One step"). Its closed form (certdp.notions.gdp) is
@@ -785,15 +793,33 @@ def _one_step(pair: RandomAllocation, quantity: str, value: Fraction) -> Enclosu
     sigma = 0.3 was refused; delta at sigma = 0.5, eps = 8 took 121 s to an upper end 5.5x the truth).
 
     Contract: the certified enclosure of eps(delta) (``quantity`` "epsilon") or delta(eps) of the
-    one-step run, for every direction; None where mu^2 is outside the closed form's range (the
-    lattice then answers or refuses)."""
+    one-step run, for every direction, of relative width <= ``rel_width`` (None: the closed form's
+    default), from precision ``prec`` up, else PrecisionExhausted; a delta's lower end is at least
+    0; None where mu^2 is outside the closed form's range (the lattice then answers or refuses)."""
+    from certdp.enclose.refine import DEFAULT_TARGET, Target
     from certdp.notions.gdp import gaussian_delta, gaussian_epsilon
 
+    # attack review 49: the default target is absolute near 0, so --rel-width was not honoured
+    target = (
+        replace(DEFAULT_TARGET, start_prec=max(prec, 16))
+        if rel_width is None
+        else Target(rel_tol=float(rel_width) / 2, abs_tol=0.0, start_prec=max(prec, 16))
+    )
     mu_sq = Fraction(pair.epochs) / Fraction(pair.sigma) ** 2
     try:
-        return gaussian_epsilon(mu_sq, value) if quantity == "epsilon" else gaussian_delta(mu_sq, value)
+        enc = (gaussian_epsilon if quantity == "epsilon" else gaussian_delta)(mu_sq, value, target)
     except InvalidArgument:
         return None
+    lo, hi = max(enc.lower, Fraction(0)), enc.upper
+    out = Enclosure.from_bounds(lo, hi, enc.prec_bits)
+    if rel_width is not None and hi - lo > rel_width * hi:  # e.g. a delta far below 2^-(max precision)
+        raise PrecisionExhausted(
+            f"rel_width={float(rel_width):g} not reached for {quantity} (Gaussian closed form, "
+            f"mu^2={float(mu_sq):.6g}): the certified bounds [{out.lower_str()}, {out.upper_str()}] are as far as "
+            "the working precision reaches",
+            achieved_width=float(hi - lo),
+        )
+    return out
 
 
 def allocation_delta_bounds(
@@ -852,12 +878,14 @@ def allocation_delta_bounds(
         return _k_enclosure(red, reduced, lower_end, failed, prec)
     pair = _pair(sigma, steps, epochs, k)
     dirs = _directions(direction)
-    e = _check_eps(eps)
     rw = None if rel_width is None else real("rel_width", rel_width, gt=0, lt=1)
     if not (isinstance(slack, (int, float)) and 0 < slack < 1):
         raise invalid("slack", slack, "must be a number in (0, 1)")
-    if pair.steps == 1 and (closed := _one_step(pair, "delta", e)) is not None:
+    # the closed form has no epsilon limit (attack review 49: eps 696.78 was refused here while the
+    # eps query answered it)
+    if pair.steps == 1 and (closed := _one_step(pair, "delta", real("eps", eps, ge=0), rw, prec)) is not None:
         return closed
+    e = _check_eps(eps)
     ref = _numeric_ref(pair)
     best: tuple[Fraction, Fraction] | None = None
     halvings = 0
@@ -1005,7 +1033,7 @@ def allocation_eps_bounds(
     dirs = _directions(direction)
     d = real("delta", delta, gt=0, lt=1)
     rw = real("rel_width", rel_width, gt=0, lt=1)
-    if pair.steps == 1 and (closed := _one_step(pair, "epsilon", d)) is not None:
+    if pair.steps == 1 and (closed := _one_step(pair, "epsilon", d, rw, prec)) is not None:
         return closed
     ref = _numeric_ref(pair)
     eps_max = min(_rdp_eps_upper(pair, d), float(MAX_EPS))
