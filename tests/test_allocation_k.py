@@ -93,17 +93,80 @@ def test_monte_carlo_refutes_a_wrong_reduction():
         assert est - Z999 * se <= float(right.upper)
 
 
-@settings(max_examples=4, derandomize=True)
-@given(t=st.integers(2, 4), epochs=st.integers(1, 2), sigma=dec("1", "3"), eps=dec("0", "2"))
-def test_k_equal_t_is_one_gaussian(t, epochs, sigma, eps):
-    """k = t: the reduction is exact (1-of-1 allocation over t E epochs is the same Gaussian)."""
-    mp.mp.dps = 50
-    mu = mp.sqrt(t * epochs) / (mp.mpf(sigma.numerator) / sigma.denominator)
-    e = mp.mpf(eps.numerator) / eps.denominator
-    exact = mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
-    enc = allocation_delta_bounds(sigma, t, epochs, eps, k=t, rel_width=Fraction(1, 100))
-    up = mp.mpf(enc.upper.numerator) / enc.upper.denominator
-    assert exact <= up <= exact * (1 + mp.mpf("0.02")) + mp.mpf("1e-30")
+def _gauss_delta(mu: mp.mpf, e: mp.mpf) -> mp.mpf:
+    return mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
+
+
+def _mp(x: Fraction) -> mp.mpf:
+    return mp.mpf(x.numerator) / x.denominator
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    t=st.integers(2, 12),
+    epochs=st.integers(1, 50),
+    sigma=dec("0.3", "20"),
+    eps=dec("0", "8"),
+    direction=st.sampled_from(["remove", "add", "both"]),
+)
+def test_k_equal_t_is_one_gaussian_both_ends(t, epochs, sigma, eps, direction):
+    """k = t = M: every record is in every step, so the run is exactly the Gaussian of
+    mu^2 = t E / sigma^2 (in both directions), and both ends are proved and refined to rel_width
+    (they were [statistic, reduction] before, wide). Reference: 60-digit mpmath."""
+    mp.mp.dps = 60
+    mu = mp.sqrt(t * epochs) / _mp(sigma)
+    exact = _gauss_delta(mu, _mp(eps))
+    enc = allocation_delta_bounds(sigma, t, epochs, eps, k=t, direction=direction, rel_width=Fraction(1, 100))
+    assert _mp(enc.lower) <= exact <= _mp(enc.upper)
+    assert enc.upper == 0 or (enc.upper - enc.lower) <= Fraction(1, 100) * enc.upper
+    red = k_reduction(t, epochs, t)
+    assert red.equal and not red.one_sided and "k=M" in red.note()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    t=st.integers(2, 12),
+    epochs=st.integers(1, 50),
+    sigma=dec("0.3", "20"),
+    log10_delta=st.integers(-12, -2),
+    direction=st.sampled_from(["remove", "add", "both"]),
+)
+def test_k_equal_t_eps_is_the_gaussians_within_rel_width(t, epochs, sigma, log10_delta, direction):
+    """eps(delta) at k = t: delta(lower) >= delta >= delta(upper) of the Gaussian (60-digit signs,
+    no root finder), and the relative width is at most the default 1e-3."""
+    mp.mp.dps = 60
+    delta = Fraction(1, 10**-log10_delta)
+    mu = mp.sqrt(t * epochs) / _mp(sigma)
+    enc = allocation_eps_bounds(sigma, t, epochs, delta, k=t, direction=direction)
+    assert _gauss_delta(mu, _mp(enc.upper)) <= _mp(delta)
+    assert enc.lower == 0 or _gauss_delta(mu, _mp(enc.lower)) >= _mp(delta)
+    assert enc.upper == 0 or (enc.upper - enc.lower) <= Fraction(1, 1000) * enc.upper
+
+
+def test_k_below_t_stays_wide_and_above_the_k_equal_t_run():
+    """1 < k < M is not the reduced run (the reduction only bounds it from above): it keeps the
+    statistic's lower end, below the reduced run's exact value here (M = 3, k = 2: reduced run 1
+    step, 2 epochs, a Gaussian)."""
+    enc = allocation_eps_bounds(1, 3, 1, Fraction(1, 10**5), k=2)
+    reduced = allocation_eps_bounds(1, 1, 2, Fraction(1, 10**5))
+    red = k_reduction(3, 1, 2)
+    assert red.one_sided and not red.equal
+    assert enc.upper == reduced.upper and 0 < enc.lower < reduced.lower
+
+
+def test_cli_k_equal_m_is_labelled_exact_and_two_sided():
+    """k = M on the command line: via exact, both ends from the closed form, one_sided false, the
+    note and the reduced run name the equal run; the bounds contain the Gaussian (60 digits)."""
+    setting = ["--steps", "4", "--epochs", "3", "--k", "4", "--sigma", "2"]
+    code, out, err = run_cli(["eps", "random-allocation", *setting, "--delta", "1e-6", "--json"])
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["via"] == "exact" and rec["one_sided"] is False and rec["k"] == 4
+    assert rec["lower_from"] == rec["upper_from"] and "sqrt(M*E)/sigma" in rec["upper_from"]
+    assert rec["reduced"] == {"steps": 1, "epochs": 12} and "k=M=4" in rec["via_note"]
+    mp.mp.dps = 60
+    mu = mp.sqrt(12) / 2
+    assert _gauss_delta(mu, mp.mpf(rec["upper"])) <= mp.mpf("1e-6") <= _gauss_delta(mu, mp.mpf(rec["lower"]))
 
 
 def test_k_1_is_unchanged_and_two_sided():

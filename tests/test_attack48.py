@@ -54,13 +54,14 @@ def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: py
 
         root = mp.findroot(lambda e: delta(e) - mp.mpf("1e-5"), mp.mpf(696.7))
         assert mp.mpf(rec["lower"]) <= root <= mp.mpf(rec["upper"])
-    # k > 1 whose reduced run has one step: the upper end's label names the closed form
+    # k > 1 whose reduced run has one step: the upper end's label names the closed form, and via
+    # names the upper end's accountant (no lattice was built; it said "pld" before)
     code, out, _ = run(
         [
             "eps",
             "random-allocation",
             "--steps",
-            "2",
+            "3",
             "--epochs",
             "3",
             "--sigma",
@@ -74,7 +75,8 @@ def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: py
         capsys,
     )
     rec = json.loads(out)
-    assert code == 0 and rec["via"] == "pld" and rec["upper_from"].startswith("closed form (a Gaussian)")
+    assert code == 0 and rec["via"] == "exact" and rec["upper_from"].startswith("closed form (a Gaussian)")
+    assert "1 step and 6 epochs" in rec["upper_from"] and rec["lower_from"].startswith("laws of an additive")
 
 
 def test_one_step_edges_of_the_closed_form(capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,7 +116,7 @@ def test_a_refutation_with_k_is_malformed(keypair, tmp_path, capsys) -> None:
     for part in ("claim", "refutation"):
         body[part]["mechanism"]["params"].update(steps="20", epochs="5", k="2")
     code, _, err = verify(body, keypair, tmp_path, capsys)
-    assert code == 2 and "hockey-lower cannot prove epsilon of k=2 > 1" in err, err
+    assert code == 2 and "hockey-lower cannot prove epsilon of 1 < k=2 < M" in err, err
 
 
 def test_k_in_a_tv_check_is_malformed(keypair, tmp_path, capsys) -> None:
@@ -130,7 +130,7 @@ def test_the_writer_refuses_a_k_refutation() -> None:
     from certdp.notions.tv_certified import LatticeGrid
 
     grid = LatticeGrid(h=2.0**-10, cap=16.0, l_min=0.5, l_max=2.0, eta=2.0**-12, prec=128)
-    with pytest.raises(InvalidArgument, match="k=2: a k > 1 check can only be a claim"):
+    with pytest.raises(InvalidArgument, match="k=2: a check with 1 < k < M can only be a claim"):
         hockey_check(20, 5, Fraction(4), "both", Fraction(1, 10**5), ">", Fraction(1), grid, Fraction(1), k=2)
 
 
@@ -161,6 +161,50 @@ def test_calibrate_k2_writes_a_claim_only_certificate_that_verifies(keypair, tmp
     )
     assert ver.returncode == 0, ver.stderr
     assert json.loads(ver.stdout)["status"] == "valid"
+
+
+@pytest.mark.slow
+def test_calibrate_k_equal_m_writes_claim_and_refutation_that_verify(keypair, tmp_path, capsys) -> None:
+    """k = M: the run is the 1-step run of M E epochs (a Gaussian), so the calibration proves the
+    violation one step below and the certificate records it (a hockey-lower check carrying k = M),
+    which certdp verify recomputes. Both recorded ends are checked against the Gaussian's delta at
+    60 digits; moving the file to M = 4 (k = 3 < M) makes the refutation malformed."""
+    import mpmath as mp
+
+    out = tmp_path / "kM.json"
+    argv = ["--steps", "3", "--epochs", "2", "--k", "3", "--epsilon", "1", "--delta", "1e-3", "--step", "0.001"]
+    proc = subprocess.run(
+        ["certdp", "calibrate", "random-allocation", *argv, "--out", str(out), "--sign", str(keypair[0]), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rec = json.loads(proc.stdout)
+    assert rec["one_sided"] is False and "k=M=3" in rec["note"]
+    assert Fraction(rec["sigma_violated"]) == Fraction(rec["sigma"]) - Fraction("0.001")
+    body = json.loads(out.read_text())["body"]
+    assert body["claim"]["mechanism"]["params"]["k"] == "3" and body["refutation"]["mechanism"]["params"]["k"] == "3"
+    mp.mp.dps = 60
+
+    def gauss_delta(sigma: str, eps: str) -> mp.mpf:
+        mu = mp.sqrt(6) / mp.mpf(sigma)
+        e = mp.mpf(Fraction(eps).numerator) / Fraction(eps).denominator
+        return mp.ncdf(-e / mu + mu / 2) - mp.e**e * mp.ncdf(-e / mu - mu / 2)
+
+    assert gauss_delta(rec["sigma"], rec["certificate_epsilon_upper"]) <= mp.mpf("1e-3")
+    assert gauss_delta(rec["sigma_miss"], rec["certificate_epsilon_lower_at_miss"]) > mp.mpf("1e-3")
+    ver = subprocess.run(
+        ["certdp", "verify", str(out), "--pubkey", str(keypair[1]), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert ver.returncode == 0 and json.loads(ver.stdout)["status"] == "valid", ver.stderr
+    for part in ("claim", "refutation"):
+        body[part]["mechanism"]["params"]["steps"] = "4"
+    code, _, err = verify(body, keypair, tmp_path, capsys)
+    assert code == 2 and "hockey-lower cannot prove epsilon of 1 < k=3 < M" in err, err
 
 
 def _calibrate_args(k: str | None) -> argparse.Namespace:

@@ -240,10 +240,13 @@ def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fr
     """Contract: [lower, upper] contains the exact eps(delta) of random allocation with the Gaussian
     mechanism: each record in ``k`` of ``steps`` steps per epoch, ``epochs`` epochs, add and remove
     neighbours (the larger); both ends proved by certdp.notions.allocation_dp.allocation_eps_bounds
-    (docs/math.md, random allocation; k > 1: the reduction's upper end and an additive statistic's
-    lower end, a wide interval). When that module is not available, or refuses, both ends are
-    None and the reason says so: the verdict is inconclusive, never a pass."""
-    wide = "; k > 1: reduction upper end, statistic lower end, not refined" if k > 1 else ""
+    (docs/math.md, random allocation; 1 < k < M: the reduction's upper end and an additive
+    statistic's lower end, a wide interval; k = M: the equal 1-step run, refined). When that module
+    is not available, or refuses, both ends are None and the reason says so: the verdict is
+    inconclusive, never a pass."""
+    # k = M: the reduced run (1 step, M E epochs) is the run, so both ends are refined (not wide)
+    is_wide = 1 < k < steps
+    wide = "; k > 1: reduction upper end, statistic lower end, not refined" if is_wide else ""
     what = (
         f"exact epsilon at delta={exact_str(delta)} of random allocation ({k} of {steps} steps per epoch, "
         f"{epochs} epoch{'s' * (epochs != 1)}; add and remove, the larger{wide})"
@@ -259,7 +262,7 @@ def eps_allocation_reference(sigma: Fraction, steps: int, epochs: int, delta: Fr
         return Fraction(enc.lower), Fraction(enc.upper), ""
 
     ref = _timed(what, run)
-    return replace(ref, wide=True) if k > 1 else ref
+    return replace(ref, wide=True) if is_wide else ref
 
 
 def _decimal_mid(lo: Fraction, hi: Fraction) -> Fraction:

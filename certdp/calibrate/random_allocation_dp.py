@@ -390,15 +390,36 @@ def calibrate_eps_delta(
     delta_lower(eps) > delta, so no smaller lattice sigma meets the target (delta is
     non-increasing in sigma, docs/math.md §9.8); otherwise the least lattice sigma meeting it is
     in (sigma_violated, sigma] (``proved_interval``). The float search only proposes sigmas.
-    k > 1 (k <= M, else InvalidArgument): the claim is that of the k = 1 pair of floor(M/k) steps
-    and k E epochs (an upper bound, docs/math.md §9.8); violations are those the lower end of
+    1 < k < M (k <= M, else InvalidArgument): the claim is that of the k = 1 pair of floor(M/k)
+    steps and k E epochs (an upper bound, docs/math.md §9.8); violations are those the lower end of
     certdp.notions.allocation_k_lower proves (``sigma_violated``; ``delta_lower_at_miss`` when at
-    sigma - step; None and the reason in ``miss_reason`` when none is proved).
+    sigma - step; None and the reason in ``miss_reason`` when none is proved). k = M: the claim and
+    the violation of the 1-step run of M E epochs, which is the run (KReduction.equal).
     """
     m, e = integer("steps", steps, ge=1), integer("epochs", epochs, ge=1)
     at_most("steps", m, MAX_RA_STEPS)
     at_most("epochs", e, MAX_RA_EPOCHS)
     red = adp.k_reduction(m, e, k)
+    if red.equal:
+        # k = M: the reduced run (1 step, M E epochs) is the run itself, so its claim and its
+        # violation are both proved for the run (docs/math.md §9.8, "k = M")
+        at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
+        try:
+            res = calibrate_eps_delta(
+                1,
+                red.reduced_epochs,
+                epsilon,
+                delta,
+                step,
+                direction=direction,
+                progress=progress,
+                max_seconds=max_seconds,
+            )
+        except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
+            raise prefixed(exc, red.names()) from None
+        return replace(
+            res, steps=m, epochs=e, k=red.k, note=red.note(), reduced_steps=1, reduced_epochs=red.reduced_epochs
+        )
     if red.one_sided:
         at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
         # one budget for the claim and the violation search (a number would restart it)
@@ -635,7 +656,8 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     threshold range, so this is not expected). k > 1: the claim on the reduction's k = 1 run
     (floor(M/k) steps, k E epochs; res.grid is its grid), which the verifier rebuilds from the
     recorded k; never a refutation (the reduction bounds from above only, and the violation the
-    additive statistic proves is not a check certdp verify recomputes).
+    additive statistic proves is not a check certdp verify recomputes), except for k = M, whose
+    reduced run is the run (KReduction.equal): its refutation is proved and recorded as for k = 1.
     """
     if res.grid is None:
         raise PrecisionExhausted("the calibration recorded no grid for its claim")
@@ -656,7 +678,7 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
         )
     claim = Fraction(0) if meets(Fraction(0)) else _bisect(meets, top, Fraction(0))
     claim = _loosened_end(claim, "<=", eps, meets)
-    if res.k != 1:
+    if res.k != 1 and res.k != res.steps:
         found = (
             f"the additive statistic proves sigma={exact_str(res.sigma_violated)} violates the target"
             if res.sigma_violated is not None
@@ -671,7 +693,7 @@ def certificate_ends(res: AllocationDpCalibration) -> CertificateEnds:
     if res.miss_grid is None:
         return CertificateEnds(claim, None, res.miss_reason or "no violation was proved at sigma - step")
     # the lattices are built once and kept for the bisection's every probe
-    low = adp.RefutationLattices(RandomAllocation(res.steps, res.sigma_miss, res.epochs), res.miss_grid, eps)
+    low = adp.RefutationLattices(RandomAllocation(steps, res.sigma_miss, epochs), res.miss_grid, eps)
 
     def violates(x: Fraction) -> bool:
         return low.decide(x, d, dirs)[0]

@@ -361,10 +361,12 @@ def _hockey_check(
         raise bad(f"{where}/mechanism/params", "an epsilon check of random-allocation names its direction")
     if "delta" not in raw:
         raise bad(f"{where}/delta", f"{name} proves epsilon at a delta: missing")
-    if "k" in mech.params and name != "hockey-upper":
+    if "k" in mech.params and mech.params["k"] < mech.params["steps"] and name != "hockey-upper":
         # the reduction to k = 1 bounds k-of-M allocation from above only: a lower end of the
-        # reduced run proves no violation of the k-of-M run
-        raise bad(f"{where}/method/name", f"{name} cannot prove epsilon of k={mech.params['k']} > 1 (upper ends only)")
+        # reduced run proves no violation of the k-of-M run (k = M: the reduced run is the run)
+        raise bad(
+            f"{where}/method/name", f"{name} cannot prove epsilon of 1 < k={mech.params['k']} < M (upper ends only)"
+        )
     delta = _in_range(f"{where}/delta", decimal(f"{where}/delta", raw["delta"]), Fraction(0), Fraction(1), True)
     if delta == 1:
         raise bad(f"{where}/delta", "1 must be < 1")

@@ -29,7 +29,12 @@ def means(check: Any) -> str:
     """
     text = MEANS.get((check.method, check.relation), "")
     k = check.mechanism.params.get("k", 1)
-    if text and k != 1:  # only hockey-upper checks carry k (checks.py)
+    if text and k != 1 and k == check.mechanism.params["steps"]:  # k = M: the reduced run is the run
+        text += (
+            f"; each record in all k=M={k} steps per epoch, computed on the equal run of 1 step and M E epochs "
+            "(the same Gaussian pair)"
+        )
+    elif text and k != 1:  # only hockey-upper checks carry k for k < M (checks.py)
         text += (
             f"; each record in k={k} of the M steps per epoch, bounded through the decomposition of Feldman "
             "and Shenfeld (arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation"

@@ -127,11 +127,12 @@ def hockey_check(
     calibrator's certdp.calibrate.random_allocation_dp.certificate_ends already loosened it and
     proved the loosened end on that very lattice). ``k`` > 1 (hockey-upper only): the record is
     used in k of the M steps per epoch, and ``grid`` is a grid of the reduction's k = 1 run of
-    floor(M/k) steps and k E epochs, which the verifier rebuilds (docs/math.md §9.8, "k > 1").
+    floor(M/k) steps and k E epochs, which the verifier rebuilds (docs/math.md §9.8, "k > 1");
+    k = M may be hockey-lower too (the reduced run is the run, "k = M").
     """
     side = "upper" if relation == "<=" else "lower"
-    if k != 1 and side != "upper":
-        raise InvalidArgument(f"k={k}: a k > 1 check can only be a claim (the reduction bounds from above)")
+    if 1 < k < steps and side != "upper":
+        raise InvalidArgument(f"k={k}: a check with 1 < k < M can only be a claim (the reduction bounds from above)")
     params = {"steps": str(steps), "epochs": str(epochs)} | ({"k": str(k)} if k != 1 else {})
     enc = Enclosure.from_bounds(end, end, grid.prec).to_dict()
     result: dict[str, Any] = {side: enc[side], f"{side}_dyadic": enc[f"{side}_dyadic"]}

@@ -109,17 +109,30 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
         "warnings": [],
     }
     closed = one_step_closed_form(pair.sigma, pair.steps, pair.epochs, k)
+    # k = M: the reduced run (1 step, M E epochs) is the run, and both ends are its own
+    mu = "sqrt(M*E)/sigma" if red.equal else "sqrt(E)/sigma"
     if closed and not red.one_sided:  # one step per epoch: a Gaussian (honest labels: no lattice was built)
+        source = f"closed form of the Gaussian pair N(0, 1) vs N({mu}, 1) (docs/math.md §9.8, one step)"
         extra.update(
             via="exact",
-            lower_from="closed form of the Gaussian pair N(0, 1) vs N(sqrt(E)/sigma, 1) (docs/math.md §9.8, one step)",
-            upper_from="closed form of the Gaussian pair N(0, 1) vs N(sqrt(E)/sigma, 1) (docs/math.md §9.8, one step)",
-            route="random allocation with one step per epoch: exactly the Gaussian mechanism of mu = sqrt(E)/sigma "
-            "(both directions)",
+            lower_from=source,
+            upper_from=source,
+            route=(
+                f"random allocation with k = M = {k} (every record in every step): exactly the Gaussian mechanism of "
+                f"mu = {mu} (both directions)"
+                if red.equal
+                else f"random allocation with one step per epoch: exactly the Gaussian mechanism of mu = {mu} "
+                "(both directions)"
+            ),
         )
+    if red.equal:
+        extra.update(reduced={"steps": red.reduced_steps, "epochs": red.reduced_epochs}, via_note=red.note())
     if red.one_sided:
         proved = enc.lower > 0
         extra.update(
+            # via names the upper end's accountant (as for an RDP upper end with lower 0): a reduced
+            # run of one step per epoch is answered by the closed form, no lattice is built
+            via="exact" if closed else "pld",
             lower_from="laws of an additive statistic of the output (post-processing; docs/math.md §9.8, "
             "k > 1: the lower end)"
             if proved
@@ -129,7 +142,8 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
                 else "none: the statistic's laws prove no violation (0 is trivial)"
             ),
             upper_from=f"{'closed form (a Gaussian)' if closed else 'lattice upper bound'} of the k = 1 pair with "
-            f"{red.reduced_steps} steps and {red.reduced_epochs} epochs (docs/math.md §9.8, k > 1)",
+            f"{red.reduced_steps} step{'s' * (red.reduced_steps != 1)} and {red.reduced_epochs} epochs "
+            "(docs/math.md §9.8, k > 1)",
             route="random allocation, k > 1: upper bound through the decomposition of Feldman and Shenfeld "
             "(arXiv:2502.08202) into k E epochs of 1-of-floor(M/k) allocation; lower bound by the laws of "
             "an additive statistic",
@@ -225,7 +239,7 @@ def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[
     refute = None
     if ends.refutation is not None and res.miss_grid is not None:
         refute = hockey_check(
-            *common, res.sigma_miss, res.direction, res.delta, ">", res.epsilon, res.miss_grid, ends.refutation
+            *common, res.sigma_miss, res.direction, res.delta, ">", res.epsilon, res.miss_grid, ends.refutation, k=res.k
         )
     body = make_body(
         res.step,
@@ -236,6 +250,9 @@ def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[
             "refutation: the hockey-stick lattice lower bound proves that sigma - step violates (epsilon, delta)-DP "
             "for random allocation (a statement about the mechanism, not about an accountant)"
             if res.k == 1
+            else f"k=M={res.k}: every record is in every step, so the run is the k = 1 run of 1 step and "
+            f"M*E={res.reduced_epochs} epochs (a Gaussian) on which both checks are computed (docs/math.md §9.8, k = M)"
+            if res.k == res.steps
             else f"k={res.k}: the claim is computed on the k = 1 run of floor(M/k)={res.reduced_steps} steps and "
             f"k*E={res.reduced_epochs} epochs, which bounds k-of-M allocation from above (decomposition of Feldman "
             "and Shenfeld, arXiv:2502.08202; docs/math.md §9.8); there is no refutation check"

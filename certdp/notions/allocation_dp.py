@@ -376,13 +376,27 @@ class KReduction:
     reduced_epochs: int
 
     @property
+    def equal(self) -> bool:
+        """Contract: True exactly for k = M > 1: every record is in every step, so the run is the
+        Gaussian pair N(0, I) vs N(1/sigma, I) over M E coordinates, which is the reduced run of 1
+        step and M E epochs itself (docs/math.md §9.8, "k = M"): both ends of the reduced run are
+        proved ends of the run, and a calibration's violations are violations of it."""
+        return 1 < self.k == self.steps
+
+    @property
     def one_sided(self) -> bool:
-        """Contract: True exactly for k > 1, where the upper end is the reduction's and the lower
-        end that of an additive statistic (docs/math.md §9.8): neither is refined to a width."""
-        return self.k > 1
+        """Contract: True exactly for 1 < k < M, where the upper end is the reduction's and the lower
+        end that of an additive statistic (docs/math.md §9.8): neither is refined to a width. False
+        for k = 1 and for k = M (``equal``: the reduced run is the run)."""
+        return self.k > 1 and not self.equal
 
     def names(self) -> str:
         """Contract: the user's setting and the reduced run, for messages about the reduced run."""
+        if self.equal:
+            return (
+                f"k={self.k} of steps={self.steps}, epochs={self.epochs} (k = M: computed on the equal run "
+                f"steps=1, epochs={self.reduced_epochs})"
+            )
         return (
             f"k={self.k} of steps={self.steps}, epochs={self.epochs} (upper end on the reduced run "
             f"steps={self.reduced_steps}, epochs={self.reduced_epochs})"
@@ -390,7 +404,13 @@ class KReduction:
 
     def note(self, lower_proved: bool = False) -> str:
         """Contract: one line saying what a k > 1 answer proves (empty string for k = 1);
-        ``lower_proved``: whether the statistic's lower end is above 0."""
+        ``lower_proved``: whether the statistic's lower end is above 0 (unused for k = M)."""
+        if self.equal:
+            return (
+                f"k=M={self.k}: every record is in every step, so the run is exactly the Gaussian of "
+                f"mu^2 = M*E/sigma^2, the k = 1 run of 1 step and M*E={self.reduced_epochs} epochs; both ends "
+                "are proved for it, as for k = 1"
+            )
         if not self.one_sided:
             return ""
         up = (
@@ -497,7 +517,8 @@ def _k_enclosure(
 
 
 def _pair(sigma: Number, steps: Number, epochs: Number, k: Number) -> RandomAllocation:
-    """The k = 1 pair the bounds are computed on (for k > 1 the reduced one: its upper ends only)."""
+    """The k = 1 pair the bounds are computed on (for 1 < k < M the reduced one: its upper ends
+    only; for k = M the reduced one, which is the run itself: both ends)."""
     red = k_reduction(steps, epochs, k)
     return RandomAllocation(red.reduced_steps, sigma, red.reduced_epochs)
 
@@ -835,7 +856,7 @@ def allocation_delta_bounds(
     prec: int = 128,
     progress: Progress | None = None,
 ) -> Enclosure:
-    """Certified enclosure of delta(eps) of random allocation (k = 1; k > 1: upper end only).
+    """Certified enclosure of delta(eps) of random allocation (k = 1 and k = M tight; else wide).
 
     ``slack`` sets the first grid (tv_certified.auto_grid at that TV slack; any value is sound).
 
@@ -843,9 +864,10 @@ def allocation_delta_bounds(
     docs/math.md §9.8 in ``direction`` (remove: P||Q, add: Q||P, both: the larger) of E epochs of
     M steps at noise sigma (pair of Feldman and Shenfeld, arXiv:2502.08202). The grid is refined
     until (upper - lower)/upper <= rel_width (None: one grid), else PrecisionExhausted naming the
-    width reached. k > 1 (k <= M, else InvalidArgument): [0, upper] with upper that of the k = 1
-    pair of floor(M/k) steps and k E epochs (k_reduction), rel_width applying to that pair's
-    enclosure; 0 is no proved lower end.
+    width reached. 1 < k < M (k <= M, else InvalidArgument): upper that of the k = 1 pair of
+    floor(M/k) steps and k E epochs (k_reduction), rel_width applying to that pair's enclosure, and
+    lower that of an additive statistic (0: no proved lower end). k = M: both ends those of the
+    1-step run of M E epochs, which is the run (KReduction.equal), refined to rel_width.
     """
     red = k_reduction(steps, epochs, k)
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
@@ -993,15 +1015,17 @@ def allocation_eps_bounds(
     prec: int = 128,
     progress: Progress | None = None,
 ) -> Enclosure:
-    """Certified enclosure of eps(delta) of random allocation (k = 1; k > 1: upper end only).
+    """Certified enclosure of eps(delta) of random allocation (k = 1 and k = M tight; else wide).
 
     Contract: upper is a dyadic eps at which delta_upper(eps) <= delta is proved (the run is
     (upper, delta)-DP in ``direction``; both: in each direction), and at lower delta_lower > delta
     is proved, so every eps below lower is a proved violation (lower = 0 when none is proved);
     docs/math.md §9.8. Refined until (upper - lower)/upper <= rel_width, else PrecisionExhausted
-    naming the width reached. k > 1 (k <= M, else InvalidArgument): [0, upper] with upper that of
-    the k = 1 pair of floor(M/k) steps and k E epochs (k_reduction; the run is (upper, delta)-DP),
-    rel_width applying to that pair's enclosure; 0 is no proved lower end.
+    naming the width reached. 1 < k < M (k <= M, else InvalidArgument): upper that of the k = 1
+    pair of floor(M/k) steps and k E epochs (k_reduction; the run is (upper, delta)-DP), rel_width
+    applying to that pair's enclosure, and lower that of an additive statistic (0: no proved lower
+    end). k = M: both ends those of the 1-step run of M E epochs, which is the run
+    (KReduction.equal), refined to rel_width.
     """
     red = k_reduction(steps, epochs, k)
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")

@@ -258,14 +258,15 @@ def test_a_wide_reference_never_calls_a_value_exact(value, side, verdict):
     assert WIDE.to_dict()["wide"] is True and "wide" not in REF.to_dict()
 
 
-@pytest.mark.slow
-def test_k_reference_is_wide_and_contains_the_k_equal_t_gaussian():
-    """k = t = 2, one epoch: the pair is one Gaussian of mu = sqrt(2)/sigma (80-digit mpmath)."""
+def test_k_equal_t_reference_is_refined_and_contains_the_gaussian():
+    """k = t = 2, one epoch: the pair is one Gaussian of mu = sqrt(2)/sigma, which the reference
+    answers on the equal 1-step run (both ends refined, not marked wide); 80-digit mpmath."""
     ref = eps_allocation_reference(Fraction(1), 2, 1, Fraction(1, 10**5), k=2)
-    assert ref.wide and ref.lower is not None and ref.upper is not None and "2 of 2 steps" in ref.quantity
+    assert not ref.wide and ref.lower is not None and ref.upper is not None and "2 of 2 steps" in ref.quantity
+    assert ref.upper - ref.lower <= ref.upper / 1000
     # The Gaussian's delta(eps) decreases in eps, so eps lies in [lo, hi] iff delta(lo) >= 1e-5 >= delta(hi).
-    # Signs at 80 digits, not a root found by bisection: the upper end is now the closed form, tight to
-    # about 1e-27, below what mpmath's bisection resolves at its default tolerance.
+    # Signs at 80 digits, not a root found by bisection: the closed form is tight to about 1e-27,
+    # below what mpmath's bisection resolves at its default tolerance.
     mp.mp.dps = 80
     mu = mp.sqrt(2)
 
@@ -275,6 +276,15 @@ def test_k_reference_is_wide_and_contains_the_k_equal_t_gaussian():
     lo = mp.mpf(ref.lower.numerator) / ref.lower.denominator
     hi = mp.mpf(ref.upper.numerator) / ref.upper.denominator
     assert gap(lo) >= 0 >= gap(hi)
+
+
+@pytest.mark.slow
+def test_k_below_t_reference_is_wide():
+    """1 < k < t: the reduction's upper end and the statistic's lower end, marked wide (a verdict
+    against it can only be inconclusive inside it)."""
+    ref = eps_allocation_reference(Fraction(1), 3, 1, Fraction(1, 10**5), k=2)
+    assert ref.wide and ref.lower is not None and ref.upper is not None and "2 of 3 steps" in ref.quantity
+    assert 0 < ref.lower < ref.upper
 
 
 def test_rejudge_reads_the_wide_mark():
