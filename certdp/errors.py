@@ -9,6 +9,7 @@ Messages are one line and name the parameter and its value, e.g. ``sigma=-1 must
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TypeVar
 
 
 class CertdpError(Exception):
@@ -59,16 +60,29 @@ class CertificateMalformed(CertificateInvalid, ValueError):
     CertificateInvalid for code that only asks whether a file is acceptable."""
 
 
-def prefixed(exc: CertdpError, prefix: str) -> CertdpError:
+#: an error type kept by reworded / prefixed
+E = TypeVar("E", bound=BaseException)
+
+
+def reworded(exc: E, message: str) -> E:
+    """An error of ``exc``'s type with ``message``, carrying exc's extra fields (achieved_width,
+    max_prec, result), so that a caller who adds context keeps what the exit code and the JSON
+    error record read from them.
+
+    Contract: same type and fields as ``exc``; only the message changes."""
+    out = type(exc).__new__(type(exc))
+    out.__dict__.update(exc.__dict__)
+    out.args = (message,)
+    return out
+
+
+def prefixed(exc: E, prefix: str) -> E:
     """An error of ``exc``'s type whose message is ``prefix: message`` (e.g. the user's setting
     before a message about a reduced run), carrying exc's extra fields (achieved_width, max_prec,
     result).
 
     Contract: same type and fields as ``exc``; only the message changes."""
-    out = type(exc).__new__(type(exc))
-    out.__dict__.update(exc.__dict__)
-    out.args = (f"{prefix}: {exc}",)
-    return out
+    return reworded(exc, f"{prefix}: {exc}")
 
 
 def fmt_value(value: object) -> str:

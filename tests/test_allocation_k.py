@@ -312,3 +312,17 @@ def test_width_advice_never_names_a_rel_width_of_1() -> None:
     assert "no rel_width below 1 accepts them" in msg and "a rel_width of 1 accepts" not in msg
     msg = str(_not_reached("epsilon", Fraction(1, 1000), (Fraction(1, 4), Fraction(1, 3)), "x"))
     assert "a rel_width of 0.25 accepts them" in msg
+
+
+def test_a_failed_reduction_keeps_the_errors_fields():
+    """The k > 1 error (the reduced run's failure, with the setting and what the statistic proves)
+    is the same type with the same fields: the exit code and the JSON error record read
+    achieved_width and max_prec from it (a copy by hand once dropped max_prec)."""
+    from certdp.errors import PrecisionExhausted
+    from certdp.notions.allocation_dp import _with_k_lower
+
+    red = k_reduction(6, 1, 2)
+    exc = PrecisionExhausted("rel_width=0.001 not reached", achieved_width=0.25, max_prec=512)
+    out = _with_k_lower(exc, red, None, Fraction(1, 10**5), ("remove",))
+    assert type(out) is PrecisionExhausted and (out.achieved_width, out.max_prec) == (0.25, 512)
+    assert str(out).startswith("k=2 of steps=6, epochs=1") and "rel_width=0.001 not reached" in str(out)

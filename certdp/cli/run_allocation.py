@@ -14,7 +14,7 @@ import argparse
 import time
 
 from certdp.cli.common import enclosure_record, pair_from_args, progress_bar
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, fmt_value, reworded
 from certdp.notions.accountant import PLD_PREC
 from certdp.pairs.params import integer, real
 
@@ -214,11 +214,7 @@ def _without_via(exc: LimitExceeded | PrecisionExhausted) -> LimitExceeded | Pre
     text = str(exc)
     if VIA_RDP_ADVICE not in text:
         return exc
-    out = type(exc)(text.replace(VIA_RDP_ADVICE, ""))
-    for attr in ("achieved_width", "result"):
-        if hasattr(exc, attr):
-            setattr(out, attr, getattr(exc, attr))
-    return out
+    return reworded(exc, text.replace(VIA_RDP_ADVICE, ""))
 
 
 def _write_eps_delta_certificate(res: object, out: object, key: object) -> dict[str, object]:

@@ -40,7 +40,7 @@ from certdp.cli.flags import apply_defaults, reject_unused
 from certdp.cli.parser import build_parser
 from certdp.cli.run_certs import readable_path
 from certdp.cli.sweep_checks import certificate_summary, check_certificate_is_for, expected_claim
-from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value
+from certdp.errors import CertdpError, CertificateInvalid, InvalidArgument, LimitExceeded, fmt_value, prefixed
 from certdp.fileio import read_capped
 from certdp.pairs import DIRECTIONS
 from certdp.pairs.params import integer, real
@@ -282,7 +282,7 @@ class _Planner:
             if job.certificate:
                 self.expected[cell.name] = expected_claim(args)
         except CertdpError as exc:
-            raise type(exc)(f"{self._where(cell)}: {exc}") from None
+            raise prefixed(exc, self._where(cell)) from None
         return CellTask(cell.name, tuple(argv), tuple(files), job.certificate)
 
     def _read(self, key: str, path: Path) -> bytes:

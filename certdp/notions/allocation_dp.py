@@ -52,7 +52,7 @@ from fractions import Fraction
 from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, invalid
+from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, invalid, reworded
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import (
     MAX_POINTS,
@@ -485,11 +485,7 @@ def _with_k_lower(
             with workprec(128):
                 value = max(Enclosure.from_ball(low.delta_lower(eps, dn), 128).lower for dn in dirs)
             what = f"the statistic's lower end proves delta >= {float(value):.10g}" if value > 0 else "no lower end"
-    out = type(exc)(f"{red.names()}: {exc} (k > 1 upper end; {what})")
-    for attr in ("achieved_width", "result"):
-        if hasattr(exc, attr):
-            setattr(out, attr, getattr(exc, attr))
-    return out
+    return reworded(exc, f"{red.names()}: {exc} (k > 1 upper end; {what})")
 
 
 def _k_enclosure(
