@@ -268,10 +268,12 @@ def test_calibration_at_small_delta_brackets_the_least_sigma():
 def test_calibration_climbs_past_a_low_float_root():
     """M = 1, E = 10 (one Gaussian of mu = sqrt(10)/sigma), eps = 4, delta = 1e-11: the float root
     lay 36 steps below the least sigma, each a proved violation, and 8 steps up found no claim
-    (attack review). The claim and the violation against the closed form (mpmath, 50 digits)."""
+    (attack review). The claim and the violation against the closed form (mpmath, 50 digits). On
+    the lattice (closed_form=False, as a certificate asks): the closed form calibrates M = 1 now."""
     from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
 
-    res = calibrate_eps_delta(1, 10, 4, Fraction(1, 10**11))
+    res = calibrate_eps_delta(1, 10, 4, Fraction(1, 10**11), closed_form=False)
+    assert res.bounds == "lattice"
     mp.mp.dps = 50
 
     def delta_at(sigma: Fraction):

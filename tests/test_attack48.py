@@ -29,7 +29,8 @@ def test_an_eps_refusal_says_epsilon_may_lie_above_its_range(capsys: pytest.Capt
 
 def test_a_calibration_refusal_names_no_via(capsys: pytest.CaptureFixture[str]) -> None:
     # calibrate random-allocation takes no --via: its refusals must not suggest one
-    argv = ["calibrate", "random-allocation", "--steps", "1", "--epochs", "100", "--epsilon", "20", "--delta", "1e-5"]
+    # (M = 1 is now calibrated by the Gaussian closed form and answers: M = 2 keeps the refusal)
+    argv = ["calibrate", "random-allocation", "--steps", "2", "--epochs", "100", "--epsilon", "20", "--delta", "1e-5"]
     code, _, err = run(argv, capsys)
     assert code == 2 and err.count("\n") == 1 and "--via" not in err and "above the limit" in err
     code, _, err = run([*argv, "--via", "rdp"], capsys)
@@ -55,7 +56,7 @@ def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: py
         root = mp.findroot(lambda e: delta(e) - mp.mpf("1e-5"), mp.mpf(696.7))
         assert mp.mpf(rec["lower"]) <= root <= mp.mpf(rec["upper"])
     # k > 1 whose reduced run has one step: the upper end's label names the closed form, and via
-    # names the upper end's accountant (no lattice was built; it said "pld" before)
+    # says "reduction" (it said "pld", though no lattice was built; "exact" would hide the width)
     code, out, _ = run(
         [
             "eps",
@@ -75,8 +76,9 @@ def test_one_step_is_answered_by_the_gaussian_closed_form_and_says_so(capsys: py
         capsys,
     )
     rec = json.loads(out)
-    assert code == 0 and rec["via"] == "exact" and rec["upper_from"].startswith("closed form (a Gaussian)")
+    assert code == 0 and rec["via"] == "reduction" and rec["upper_from"].startswith("closed form (a Gaussian)")
     assert "1 step and 6 epochs" in rec["upper_from"] and rec["lower_from"].startswith("laws of an additive")
+    assert "floor(M/k)=1 step and" in rec["via_note"]
 
 
 def test_one_step_edges_of_the_closed_form(capsys: pytest.CaptureFixture[str]) -> None:

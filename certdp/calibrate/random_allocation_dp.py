@@ -30,7 +30,8 @@ from certdp.budget import Deadline, as_deadline
 from certdp.cert.limits import MAX_RA_EPOCHS, MAX_RA_STEPS, at_most, calibration_step
 from certdp.enclose import Enclosure, to_ball, workprec
 from certdp.enclose.ball import readable_repr
-from certdp.errors import BudgetExhausted, LimitExceeded, PrecisionExhausted, prefixed
+from certdp.enclose.refine import Target
+from certdp.errors import BudgetExhausted, InvalidArgument, LimitExceeded, PrecisionExhausted, prefixed
 from certdp.notions import allocation_dp as adp
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import LatticeGrid
@@ -258,6 +259,9 @@ class AllocationDpCalibration:
     note: str | None = None
     reduced_steps: int | None = None
     reduced_epochs: int | None = None
+    #: how delta was bounded: "lattice" (certdp.notions.allocation_dp; a certificate can record
+    #: it) or "closed form" (one step per epoch: the Gaussian's, exact; no grid to record)
+    bounds: str = "lattice"
 
     __repr__ = readable_repr
 
@@ -287,11 +291,109 @@ class AllocationDpCalibration:
             },
             "evaluations": self.evaluations,
             "seconds": round(self.seconds, 3),
+            "bounds": self.bounds,
         }
         if self.k > 1:
             rec["note"] = self.note
             rec["reduced"] = {"steps": self.reduced_steps, "epochs": self.reduced_epochs}
         return rec
+
+
+#: precisions (bits) at which the closed form's delta is tried before a sigma is left undecided
+ONE_STEP_PRECS = (64, 128, 256, 512, 1024)
+
+
+def _one_step_calibration(
+    epochs: int, eps: Fraction, d: Fraction, st: Fraction, direction: str, deadline: Deadline
+) -> AllocationDpCalibration | None:
+    """One step per epoch: the run is N(0, 1) vs N(mu, 1) with mu^2 = E / sigma^2 in both
+    directions (docs/math.md §9.8, "One step"), so delta(eps) at each lattice sigma is the
+    Gaussian's closed form (certdp.notions.gdp.gaussian_delta, mu^2 exact). A bisection on the
+    multiples n * step with certified verdicts only: the claim at sigma is a proved
+    delta_upper <= delta, the violation at sigma - step a proved delta_lower > delta (attack review
+    50: the lattice left M = 2, k = 2, step 1e-9 undecided over 1000 steps after 259 s).
+
+    Contract: as :func:`calibrate_eps_delta` for the one-step run; None where mu^2 leaves the
+    closed form's range at a sigma the search needs (the lattice then calibrates)."""
+    from certdp.notions.gdp import gaussian_delta
+
+    start = time.perf_counter()
+    count = 0
+
+    def verdict(n: int) -> tuple[bool | None, Enclosure]:
+        """True: delta_upper <= d proved at sigma = n step; False: delta_lower > d proved; None: neither."""
+        nonlocal count
+        mu_sq = Fraction(epochs) / (n * st) ** 2
+        enc = Enclosure.from_bounds(Fraction(0), Fraction(1), 64)
+        for prec in ONE_STEP_PRECS:
+            deadline.check(f"the closed-form calibration at sigma={exact_str(n * st)}")
+            count += 1
+            # a loose width (half the bits): only a verdict is needed, and near delta = TV (small mu)
+            # the closed form cancels about log2(1/delta) bits, so 2^(16 - prec) failed at every prec
+            target = Target(rel_tol=2.0 ** -(prec // 2), abs_tol=0.0, start_prec=prec, max_prec=prec)
+            try:
+                enc = gaussian_delta(mu_sq, eps, target)
+            except PrecisionExhausted:  # not to this width at this precision: the next one
+                continue
+            if enc.upper <= d:
+                return True, enc
+            if enc.lower > d:
+                return False, enc
+        return None, enc
+
+    try:
+        # bracket in the float sigma: the claim side doubles up, the violation side halves down
+        hi = max(1, math.ceil(1 / st))
+        while (v := verdict(hi))[0] is not True:
+            if v[0] is None or hi > 2**200:
+                return None
+            hi *= 2
+        lo = hi // 2
+        while lo >= 1 and (v := verdict(lo))[0] is not False:
+            if v[0] is None:
+                return None
+            hi, lo = lo, lo // 2
+        # invariant: claim proved at hi, violation proved at lo (lo = 0: none below)
+        claim, miss = verdict(hi)[1], verdict(lo)[1] if lo >= 1 else None
+        undecided: int | None = None
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            ok, enc = verdict(mid)
+            if ok is True:
+                hi, claim = mid, enc
+            elif ok is False:
+                lo, miss = mid, enc
+            else:  # delta(sigma) equals delta to 2^-1000 here: keep the proved interval (lo, hi]
+                undecided = mid
+                break
+    except InvalidArgument:  # mu^2 outside the closed form's range
+        return None
+    one_below = hi - lo == 1
+    reason = None
+    if not one_below:
+        reason = (
+            f"delta at sigma={exact_str(undecided * st)} is not decided by the closed form up to "
+            f"{ONE_STEP_PRECS[-1]} bits"
+            if undecided is not None
+            else "no violation is proved at any sigma above 0"
+        )
+    return AllocationDpCalibration(
+        steps=1,
+        epochs=epochs,
+        epsilon=eps,
+        delta=d,
+        direction=direction,
+        step=st,
+        sigma=hi * st,
+        delta_upper=claim,
+        sigma_miss=(hi - 1) * st,
+        delta_lower_at_miss=miss if one_below else None,
+        miss_reason=reason,
+        sigma_violated=lo * st if lo >= 1 else None,
+        evaluations=count,
+        seconds=time.perf_counter() - start,
+        bounds="closed form",
+    )
 
 
 class _Evaluator:
@@ -381,9 +483,14 @@ def calibrate_eps_delta(
     k: Number = 1,
     progress: Progress | None = None,
     max_seconds: Number | Deadline | None = None,
+    closed_form: bool = True,
 ) -> AllocationDpCalibration:
     """Smallest sigma on the ``step`` lattice certified (eps, delta)-DP for random allocation, and a
     certified violation one step below.
+
+    ``closed_form``: a run of one step per epoch (M = 1, k = M, or a k > 1 run reducing to one
+    step) is calibrated by the Gaussian's closed form (``bounds`` "closed form"; no grid is
+    recorded); False keeps the lattices, whose grids a certificate records.
 
     Contract: ``sigma`` has a proved delta_upper(eps) <= delta (certdp.notions.allocation_dp) in
     ``direction``; when ``delta_lower_at_miss`` is set, sigma - step has a proved
@@ -414,6 +521,7 @@ def calibrate_eps_delta(
                 direction=direction,
                 progress=progress,
                 max_seconds=max_seconds,
+                closed_form=closed_form,
             )
         except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
             raise prefixed(exc, red.names()) from None
@@ -434,6 +542,7 @@ def calibrate_eps_delta(
                 direction=direction,
                 progress=progress,
                 max_seconds=deadline,
+                closed_form=closed_form,
             )
         except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
             # its message names the reduced run's steps and epochs: say whose setting that is
@@ -485,6 +594,8 @@ def calibrate_eps_delta(
     d = real("delta", delta, gt=0, lt=1)
     st = calibration_step(step)
     deadline = as_deadline(max_seconds)
+    if m == 1 and closed_form and (one := _one_step_calibration(e, eps, d, st, direction, deadline)) is not None:
+        return one
     start = time.perf_counter()
     ev = _Evaluator(m, e, eps, dirs, deadline, progress, d)
     violated: Fraction | None = None

@@ -248,8 +248,9 @@ def build_parser(raising: bool = False) -> argparse.ArgumentParser:
             p.add_argument(
                 "--k",
                 help="random-allocation: steps per epoch that each record is used in, 1 <= k <= M (default 1; "
-                "k > 1: upper end by the reduction to k*E epochs of 1-of-floor(M/k), lower end by an additive "
-                "statistic, neither refined to --rel-width, k <= 16 for the lower end; docs/math.md §9.8)",
+                "1 < k < M: upper end by the reduction to k*E epochs of 1-of-floor(M/k), lower end by an additive "
+                "statistic, neither refined to --rel-width, k <= 16 for the lower end; k = M: exactly the Gaussian "
+                "of mu^2 = M*E/sigma^2, both ends refined; docs/math.md §9.8)",
             )
         if name in ("cgf", "rdp", "gap"):
             p.add_argument("--order", help="Renyi order alpha > 1 (alpha = t + 1)")

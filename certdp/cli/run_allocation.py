@@ -3,9 +3,11 @@
 ``certdp eps random-allocation --steps M --epochs E --sigma S [--k K] [--direction D] --delta X``
 and ``certdp delta random-allocation ... --eps X`` take this route by default and with
 ``--via pld``; ``--via rdp`` (or ``--orders``) keeps the RDP conversion of certdp.notions.accountant.
-With ``--k K`` > 1 the upper end is the reduction of docs/math.md §9.8 to k = 1 and the lower end
-that of an additive statistic (0, ``one_sided``, when it proves nothing); neither is refined to
---rel-width, and ``certdp calibrate`` writes no certificate.
+With ``--k K``, 1 < K < M, the upper end is the reduction of docs/math.md §9.8 to k = 1 and the
+lower end that of an additive statistic (0, ``one_sided``, when it proves nothing); neither is
+refined to --rel-width, and a certificate of ``certdp calibrate`` holds the claim alone. K = M is
+exactly the 1-step run of M E epochs (a Gaussian): both ends, refined, and a certificate with its
+refutation.
 """
 
 from __future__ import annotations
@@ -83,17 +85,22 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
         else:
             given, bounds, name = real("eps", args.eps, ge=0), allocation_delta_bounds, "delta"
             inputs["eps"] = args.eps
-        enc = bounds(
-            pair.sigma,
-            pair.steps,
-            pair.epochs,
-            given,
-            direction=direction,
-            k=k,
-            rel_width=rel_width,
-            prec=prec,
-            progress=note,
-        )
+        try:
+            enc = bounds(
+                pair.sigma,
+                pair.steps,
+                pair.epochs,
+                given,
+                direction=direction,
+                k=k,
+                rel_width=rel_width,
+                prec=prec,
+                progress=note,
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:
+            # --via rdp refuses --k, and dropping --k answers k = 1, which bounds nothing for k > 1
+            # (attack review 50): no advice to follow
+            raise (_without_via(exc) if k > 1 else exc) from None
     extra: dict[str, object] = {
         name: enc.upper_str(),
         "via": "pld",
@@ -125,14 +132,20 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
                 "(both directions)"
             ),
         )
+    if closed and args.via == "pld":  # attack review 50: the route asked for was not taken, silently
+        extra["warnings"] = [
+            "--via pld asked, but the run (or its reduced run) has one step per epoch: it is exactly a Gaussian, "
+            "answered by the closed form; no lattice was built"
+        ]
     if red.equal:
         extra.update(reduced={"steps": red.reduced_steps, "epochs": red.reduced_epochs}, via_note=red.note())
     if red.one_sided:
         proved = enc.lower > 0
         extra.update(
-            # via names the upper end's accountant (as for an RDP upper end with lower 0): a reduced
-            # run of one step per epoch is answered by the closed form, no lattice is built
-            via="exact" if closed else "pld",
+            # neither "pld" (a reduced run of one step is answered by the closed form, no lattice is
+            # built) nor "exact" (the enclosure is wide; attack review 50): the reduction's answer,
+            # upper_from saying how its upper end was computed
+            via="reduction",
             lower_from="laws of an additive statistic of the output (post-processing; docs/math.md §9.8, "
             "k > 1: the lower end)"
             if proved
@@ -166,7 +179,8 @@ def run_calibrate_eps_delta(
     one-line InvalidArgument for a missing or conflicting target. --k K > 1: the claim by the
     reduction of docs/math.md §9.8, the largest violated sigma by the additive statistic's lower end
     (``sigma_violated``; ``one_sided`` when none is proved; ``note``); ``out`` records the claim
-    only (a hockey-upper check with k, rebuilt on the reduction's run), never a refutation.
+    only (a hockey-upper check with k, rebuilt on the reduction's run), never a refutation, except
+    for k = M, whose reduced run is the run: claim and refutation, as for k = 1.
     """
     from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
 
@@ -193,6 +207,8 @@ def run_calibrate_eps_delta(
                 k=k,
                 progress=note,
                 max_seconds=budget,  # type: ignore[arg-type]
+                # a certificate records lattice grids: the closed form of a one-step run only without one
+                closed_form=out is None,
             )
         except (LimitExceeded, PrecisionExhausted) as exc:
             raise _without_via(exc) from None
@@ -270,7 +286,7 @@ def render_calibration_eps_delta(rec: dict[str, object]) -> str:
     k = f" k={rec['k']}" if rec.get("k", 1) != 1 else ""
     lines = [
         f"random-allocation M={rec['steps']} E={rec['epochs']}{k} direction={rec['direction']}: target {target}, "
-        "certified lattice bounds",
+        f"certified {'lattice bounds' if rec.get('bounds', 'lattice') == 'lattice' else 'closed form (a Gaussian)'}",
         f"  sigma = {rec['sigma']}: certified delta(epsilon) <= {rec['delta_upper']}",
     ]
     if rec.get("note"):

@@ -47,12 +47,22 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from decimal import Decimal, localcontext
 from fractions import Fraction
 
 from scipy.special import ndtr, ndtri
 
 from certdp.enclose import Ball, Enclosure, power_multires, to_ball, workprec
-from certdp.errors import InvalidArgument, LimitExceeded, PrecisionExhausted, Unsupported, fmt_value, invalid, reworded
+from certdp.errors import (
+    InvalidArgument,
+    LimitExceeded,
+    PrecisionExhausted,
+    Unsupported,
+    fmt_value,
+    invalid,
+    prefixed,
+    reworded,
+)
 from certdp.notions.allocation_k_lower import K_LOWER_MAX_K, KLower
 from certdp.notions.tv_certified import (
     MAX_POINTS,
@@ -413,8 +423,9 @@ class KReduction:
             )
         if not self.one_sided:
             return ""
+        steps = f"{self.reduced_steps} step{'s' * (self.reduced_steps != 1)}"
         up = (
-            f"k={self.k} > 1: upper end by the k = 1 pair with floor(M/k)={self.reduced_steps} steps and "
+            f"k={self.k} > 1: upper end by the k = 1 pair with floor(M/k)={steps} and "
             f"k*E={self.reduced_epochs} epochs (decomposition of Feldman and Shenfeld, arXiv:2502.08202)"
         )
         if lower_proved:
@@ -800,6 +811,13 @@ def one_step_closed_form(sigma: Number, steps: Number, epochs: Number, k: Number
     return pair.steps == 1 and MU_MIN**2 <= Fraction(pair.epochs) / Fraction(pair.sigma) ** 2 <= MU_MAX**2
 
 
+def _short(x: Fraction) -> str:
+    """x > 0 in 3 significant digits, also below the least float (rel_width 1e-1000 printed 0)."""
+    with localcontext() as ctx:
+        ctx.prec = 30
+        return f"{Decimal(x.numerator) / Decimal(x.denominator):.3g}"
+
+
 def _one_step(
     pair: RandomAllocation, quantity: str, value: Fraction, rel_width: Fraction | None, prec: int
 ) -> Enclosure | None:
@@ -817,21 +835,30 @@ def _one_step(
     from certdp.notions.gdp import gaussian_delta, gaussian_epsilon
 
     # attack review 49: the default target is absolute near 0, so --rel-width was not honoured
+    # the target is a float: a rel_width below 2e-300 asks for 1e-300 and is then refused below
+    # with the bounds reached (attack review 50: 1e-1000 underflowed to a target of 0, refused as
+    # "tolerance=(0.0, 0.0)", which names no flag)
     target = (
         replace(DEFAULT_TARGET, start_prec=max(prec, 16))
         if rel_width is None
-        else Target(rel_tol=float(rel_width) / 2, abs_tol=0.0, start_prec=max(prec, 16))
+        else Target(rel_tol=max(float(rel_width) / 2, 1e-300), abs_tol=0.0, start_prec=max(prec, 16))
     )
     mu_sq = Fraction(pair.epochs) / Fraction(pair.sigma) ** 2
     try:
         enc = (gaussian_epsilon if quantity == "epsilon" else gaussian_delta)(mu_sq, value, target)
     except InvalidArgument:
         return None
+    except PrecisionExhausted as exc:  # say which width and which closed form (attack review 50)
+        width = "the default width" if rel_width is None else f"rel_width={_short(rel_width)}"
+        why = f"; a delta far below 2^-{target.max_prec} is beyond the largest precision" * (quantity == "delta")
+        raise reworded(
+            exc, f"{width} not reached for {quantity} (Gaussian closed form, mu^2={float(mu_sq):.6g}{why}): {exc}"
+        ) from None
     lo, hi = max(enc.lower, Fraction(0)), enc.upper
     out = Enclosure.from_bounds(lo, hi, enc.prec_bits)
     if rel_width is not None and hi - lo > rel_width * hi:  # e.g. a delta far below 2^-(max precision)
         raise PrecisionExhausted(
-            f"rel_width={float(rel_width):g} not reached for {quantity} (Gaussian closed form, "
+            f"rel_width={_short(rel_width)} not reached for {quantity} (Gaussian closed form, "
             f"mu^2={float(mu_sq):.6g}): the certified bounds [{out.lower_str()}, {out.upper_str()}] are as far as "
             "the working precision reaches",
             achieved_width=float(hi - lo),
@@ -866,6 +893,21 @@ def allocation_delta_bounds(
     1-step run of M E epochs, which is the run (KReduction.equal), refined to rel_width.
     """
     red = k_reduction(steps, epochs, k)
+    if red.equal:  # k = M: the equal 1-step run of M E epochs, errors naming the user's setting
+        try:
+            return allocation_delta_bounds(
+                sigma,
+                1,
+                red.reduced_epochs,
+                eps,
+                direction=direction,
+                rel_width=rel_width,
+                slack=slack,
+                prec=prec,
+                progress=progress,
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:
+            raise prefixed(exc, red.names()) from None
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
         e = _check_eps(eps)
         dirs = _directions(direction)
@@ -1024,6 +1066,20 @@ def allocation_eps_bounds(
     (KReduction.equal), refined to rel_width.
     """
     red = k_reduction(steps, epochs, k)
+    if red.equal:  # k = M: the equal 1-step run of M E epochs, errors naming the user's setting
+        try:
+            return allocation_eps_bounds(
+                sigma,
+                1,
+                red.reduced_epochs,
+                delta,
+                direction=direction,
+                rel_width=rel_width,
+                prec=prec,
+                progress=progress,
+            )
+        except (LimitExceeded, PrecisionExhausted) as exc:
+            raise prefixed(exc, red.names()) from None
     if red.one_sided:  # the reduction bounds from above only (docs/math.md §9.8, "k > 1")
         d = real("delta", delta, gt=0, lt=1)
         dirs = _directions(direction)

@@ -116,8 +116,14 @@ def _epsilon_of(mu_ball: Callable[[], Ball], delta: Number, target: Target) -> E
         if not db < tv:  # refine retries at a higher precision
             raise PrecisionExhausted(f"delta={delta}: cannot decide delta < TV at this precision")
         hi = (mb * mb / 2 + mb * phi_inv_upper(db) + mb).upper()
-        tol = max(lower_float(hi), 1.0) * 2.0 ** -(current_prec() - 8)
-        return root_increasing(lambda x: db - _delta_ball(mb, x), to_ball(0), hi, tol=tol, straddle_ok=True)
+        # the tolerance is a float: at most 1060 - 8 bits below hi (2^-1074 is the least float),
+        # and the bisection gets the halvings that takes (attack review 50: 400 fixed halvings
+        # could not reach 2^-(prec - 8) from prec 416 up, so every higher --prec exited 3)
+        bits = min(current_prec(), 1060) - 8
+        tol = max(lower_float(hi), 1.0) * 2.0**-bits
+        return root_increasing(
+            lambda x: db - _delta_ball(mb, x), to_ball(0), hi, tol=tol, max_iter=bits + 64, straddle_ok=True
+        )
 
     return refine(compute, target, what="epsilon")
 
