@@ -47,7 +47,7 @@ def test_a_rel_width_below_the_float_range_is_named(capsys: pytest.CaptureFixtur
     argv = ["eps", "random-allocation", "--steps", "2", "--epochs", "2", "--k", "2", "--sigma", "1.7"]
     code, _, err = run([*argv, "--delta", "0.4", "--rel-width", "1e-1000"], capsys)
     assert code == 3 and err.count("\n") == 1 and "rel_width=1e-1000 not reached" in err and "bounds [" in err
-    assert "tolerance" not in err
+    assert "tolerance=(" not in err
 
 
 def test_a_delta_beyond_the_precision_names_the_closed_form(capsys: pytest.CaptureFixture[str]) -> None:
@@ -68,7 +68,7 @@ def test_a_k_refusal_names_the_setting_and_no_flag_that_refuses_k(
     assert code == 2 and err.count("\n") == 1 and f"k={k} of steps=1000" in err and lead in err
     assert "--via" not in err
     code, _, err = run([*argv, "--delta", "1e-5", "--via", "rdp"], capsys)
-    assert code == 2 and "drop --k" in err  # why the advice had to go
+    assert code == 2 and "not read by --via rdp" in err and "drop --via" in err  # why the advice had to go
 
 
 def test_via_pld_on_a_one_step_run_is_warned(capsys: pytest.CaptureFixture[str]) -> None:
@@ -110,3 +110,56 @@ def test_a_certificate_calibration_keeps_the_lattice(capsys: pytest.CaptureFixtu
     lattice = calibrate_eps_delta(1, 2, 1, Fraction(1, 10**3), Fraction(1, 1000), closed_form=False)
     assert lattice.bounds == "lattice" and lattice.grid is not None and exact.grid is None
     assert exact.sigma <= lattice.sigma <= exact.sigma + Fraction(5, 1000)
+
+
+# attack review 51 (the closed-form calibration and the lattice fallback)
+
+
+def test_a_small_delta_certificate_calibration_does_not_coarsen_eta_past_a_grid() -> None:
+    """M = 1, eps 1, delta 1e-12 on the lattice (as --out asks) coarsened eta to 2 and died on
+    "eta=2 must be <= 1" (exit 2 for a valid input). Now a sound, looser claim."""
+    res = calibrate_eps_delta(1, 1, 1, Fraction(1, 10**12), Fraction(1, 100), closed_form=False)
+    exact = calibrate_eps_delta(1, 1, 1, Fraction(1, 10**12), Fraction(1, 100))
+    assert res.bounds == "lattice" and res.grid is not None and res.grid.eta <= 1
+    assert res.sigma >= exact.sigma and res.delta_upper.upper <= Fraction(1, 10**12)
+
+
+@pytest.mark.parametrize("sigma", ["1", "3.5"])
+def test_a_tie_with_the_target_keeps_a_two_step_interval(sigma: str) -> None:
+    """delta equal to delta(sigma) to 450 digits at the first probe (sigma 1) or at a midpoint
+    (3.5): the points beside it decide, so the least sigma is proved within (sigma - step,
+    sigma + step] (it fell back to 91 s of lattice, or stopped with 1000 steps undecided)."""
+    mp.mp.dps = 450
+    s = Fraction(sigma)
+    tie = gauss_delta(Fraction(1) / s**2, Fraction(1))
+    delta = Fraction(mp.nstr(tie, 440, min_fixed=-1000, max_fixed=1000))
+    step = Fraction(1, 1000)
+    res = calibrate_eps_delta(1, 1, 1, delta, step)
+    assert res.bounds == "closed form" and res.sigma_violated is not None
+    assert res.sigma_violated == s - step and res.sigma == s + step and "equals the target" in res.miss_reason
+    mp.mp.dps = 500
+    d = mp.mpf(delta.numerator) / delta.denominator
+    assert gauss_delta(1 / res.sigma**2, Fraction(1)) <= d < gauss_delta(1 / res.sigma_violated**2, Fraction(1))
+
+
+def test_the_first_lattice_point_and_a_huge_sigma(capsys: pytest.CaptureFixture[str]) -> None:
+    """sigma = step (nothing below it to violate) said "violation not proved (None)" and "(None,
+    0.1]"; sigma / step above 2^200 gave up on the closed form and the lattice then failed."""
+    argv = ["calibrate", "random-allocation", "--steps", "1", "--epochs", "1", "--epsilon", "0"]
+    code, out, _ = run([*argv, "--delta", "0.9999999", "--step", "0.1"], capsys)
+    assert code == 0 and "None" not in out and "(0, 0.1]" in out and "first point of the step lattice" in out
+    code, out, err = run([*argv, "--delta", "1e-49", "--step", "1e-12", "--json"], capsys)
+    assert code == 0, err
+    rec = json.loads(out)
+    assert rec["bounds"] == "closed form" and rec["delta_lower_at_miss"] is not None
+    mp.mp.dps = 120
+    for key, holds in (("sigma", True), ("sigma_miss", False)):
+        value = gauss_delta(Fraction(1) / Fraction(rec[key]) ** 2, Fraction(0))
+        assert (value <= mp.mpf("1e-49")) is holds
+
+
+def test_a_k_below_m_calibration_says_whose_claim_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["calibrate", "random-allocation", "--steps", "3", "--epochs", "2", "--k", "2", "--epsilon", "1"]
+    code, out, _ = run([*argv, "--delta", "1e-5", "--step", "0.01", "--json"], capsys)
+    rec = json.loads(out)
+    assert code == 0 and rec["bounds"].startswith("reduction: closed form claim of the reduced run")

@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import mpmath
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from certdp.integrations.dp_events import account_event
@@ -126,6 +126,10 @@ def test_any_dataset_is_below_the_upper_end(setting, data) -> None:
 
 @SETTINGS
 @given(batch_setting())
+# b = n (q = 1): the upper end was the trivial 1 (CI's draw of 2026-12-06); a full batch is the
+# inner mechanism itself, now exact
+@example((2, 2, "laplace", 1.0, Fraction(0)))
+@example((3, 3, "gaussian", 1.5, Fraction(1, 2)))
 def test_the_extremal_dataset_reaches_the_lower_end(setting) -> None:
     n, b, noise, scale, eps = setting
     records = [Fraction(-1)] * n

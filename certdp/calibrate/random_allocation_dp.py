@@ -260,7 +260,8 @@ class AllocationDpCalibration:
     reduced_steps: int | None = None
     reduced_epochs: int | None = None
     #: how delta was bounded: "lattice" (certdp.notions.allocation_dp; a certificate can record
-    #: it) or "closed form" (one step per epoch: the Gaussian's, exact; no grid to record)
+    #: it), "closed form" (one step per epoch: the Gaussian's, exact; no grid to record), or for
+    #: 1 < k < M "reduction: ..." (the reduced run's claim, the statistic's violations)
     bounds: str = "lattice"
 
     __repr__ = readable_repr
@@ -341,40 +342,58 @@ def _one_step_calibration(
                 return False, enc
         return None, enc
 
+    seen: dict[int, tuple[bool | None, Enclosure]] = {}
+    hi, lo = 0, 0  # the least proved claim, the largest proved violation (0: none yet), in steps
+    ties: list[int] = []  # undecided points: delta(n step) equals delta beyond 1024 bits there
+
+    def probe(n: int) -> bool | None:
+        nonlocal hi, lo
+        if n not in seen:
+            seen[n] = verdict(n)
+        ok = seen[n][0]
+        if ok is True:
+            hi = n if hi == 0 else min(hi, n)
+        elif ok is False:
+            lo = max(lo, n)
+        elif n not in ties:
+            ties.append(n)
+        return ok
+
     try:
-        # bracket in the float sigma: the claim side doubles up, the violation side halves down
-        hi = max(1, math.ceil(1 / st))
-        while (v := verdict(hi))[0] is not True:
-            if v[0] is None or hi > 2**200:
+        # the claim side doubles up from sigma = 1; delta is strictly decreasing in sigma, so at
+        # most one tie point exists, and the lattice points beside it decide (attack review 51: a
+        # tie at the first probe or at a midpoint gave up, leaving 91 s of lattice or 1000 steps)
+        n = max(1, math.ceil(1 / st))
+        while hi == 0:
+            if probe(n) is None and probe(n + 1) is not True:
                 return None
-            hi *= 2
-        lo = hi // 2
-        while lo >= 1 and (v := verdict(lo))[0] is not False:
-            if v[0] is None:
+            n *= 2
+        n = hi // 2
+        while lo == 0 and n >= 1:
+            if probe(n) is None and n > 1 and probe(n - 1) is None:
                 return None
-            hi, lo = lo, lo // 2
-        # invariant: claim proved at hi, violation proved at lo (lo = 0: none below)
-        claim, miss = verdict(hi)[1], verdict(lo)[1] if lo >= 1 else None
-        undecided: int | None = None
+            n //= 2
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            ok, enc = verdict(mid)
-            if ok is True:
-                hi, claim = mid, enc
-            elif ok is False:
-                lo, miss = mid, enc
-            else:  # delta(sigma) equals delta to 2^-1000 here: keep the proved interval (lo, hi]
-                undecided = mid
+            if mid in ties:
                 break
-    except InvalidArgument:  # mu^2 outside the closed form's range
+            if probe(mid) is None:
+                for beside in (mid + 1, mid - 1):
+                    if lo < beside < hi:
+                        probe(beside)
+    except InvalidArgument:  # mu^2 outside the closed form's range (no cap on sigma / step otherwise)
         return None
-    one_below = hi - lo == 1
+    claim = seen[hi][1]
+    miss = seen[lo][1] if lo >= 1 else None
+    one_below = hi - lo == 1 and lo >= 1
     reason = None
-    if not one_below:
+    if lo == 0 and hi == 1:
+        reason = "sigma is the first point of the step lattice: sigma - step = 0 adds no noise"
+    elif not one_below:
         reason = (
-            f"delta at sigma={exact_str(undecided * st)} is not decided by the closed form up to "
+            f"delta at sigma={exact_str(ties[0] * st)} equals the target beyond the closed form's "
             f"{ONE_STEP_PRECS[-1]} bits"
-            if undecided is not None
+            if ties
             else "no violation is proved at any sigma above 0"
         )
     return AllocationDpCalibration(
@@ -584,6 +603,8 @@ def calibrate_eps_delta(
             sigma_violated=violated_k,
             miss_grid=None,
             k=red.k,
+            # not a Gaussian, nor a lattice of this run (attack review 51): say whose claim it is
+            bounds=f"reduction: {res.bounds} claim of the reduced run, additive-statistic violations",
             seconds=deadline.elapsed(),  # the claim and the violation search together
             note=red.note(violated_k is not None),
             reduced_steps=red.reduced_steps,

@@ -118,6 +118,13 @@ def reject_unused(args: argparse.Namespace) -> None:
             continue
         if args.command == "calibrate" and dest == "sigma":
             raise InvalidArgument(f"sigma={fmt_value(value)} is what calibrate computes; drop --sigma")
+        if dest == "k" and args.mechanism == "random-allocation" and str(value).strip() not in ("1", "+1", "01"):
+            # dropping --k would answer k = 1, which bounds nothing for k > 1 (attack review 51)
+            route = "--orders" if getattr(args, "orders", None) is not None else f"--via {args.via}"
+            raise InvalidArgument(
+                f"k={fmt_value(value)} is not read by {route} (the RDP conversion has no pair for k > 1); drop "
+                f"{route.split()[0]} (the default route reads --k)"
+            )
         what = f"certdp {args.command}"
         if args.command == "curve":
             what += f" {args.kind}"

@@ -134,8 +134,11 @@ def run_allocation_eps_delta(args: argparse.Namespace) -> dict[str, object]:
         )
     if closed and args.via == "pld":  # attack review 50: the route asked for was not taken, silently
         extra["warnings"] = [
-            "--via pld asked, but the run (or its reduced run) has one step per epoch: it is exactly a Gaussian, "
-            "answered by the closed form; no lattice was built"
+            "--via pld asked, but the reduced run has one step per epoch: its upper end is a Gaussian's, answered "
+            "by the closed form (no lattice was built for it)"
+            if red.one_sided
+            else "--via pld asked, but the run has one step per epoch: it is exactly a Gaussian, answered by the "
+            "closed form; no lattice was built"
         ]
     if red.equal:
         extra.update(reduced={"steps": red.reduced_steps, "epochs": red.reduced_epochs}, via_note=red.note())
@@ -286,7 +289,10 @@ def render_calibration_eps_delta(rec: dict[str, object]) -> str:
     k = f" k={rec['k']}" if rec.get("k", 1) != 1 else ""
     lines = [
         f"random-allocation M={rec['steps']} E={rec['epochs']}{k} direction={rec['direction']}: target {target}, "
-        f"certified {'lattice bounds' if rec.get('bounds', 'lattice') == 'lattice' else 'closed form (a Gaussian)'}",
+        "certified "
+        + {"lattice": "lattice bounds", "closed form": "closed form (a Gaussian)"}.get(
+            str(rec.get("bounds", "lattice")), str(rec.get("bounds"))
+        ),
         f"  sigma = {rec['sigma']}: certified delta(epsilon) <= {rec['delta_upper']}",
     ]
     if rec.get("note"):
@@ -301,7 +307,8 @@ def render_calibration_eps_delta(rec: dict[str, object]) -> str:
         lines.append(f"  sigma = {rec['sigma_miss']}: violation not proved ({rec['miss_reason']})")
         lines.append(
             f"  proved: the least sigma on the step lattice meeting the target is in "
-            f"({interval['lower_open']}, {interval['upper']}]"  # type: ignore[index]
+            # no violation proved: the least sigma is above 0, not above "None" (attack review 51)
+            f"({interval['lower_open'] or 0}, {interval['upper']}]"  # type: ignore[index]
         )
     lines.append(f"  {rec['evaluations']} certified evaluations, {rec['seconds']} s")
     if rec.get("certificate"):

@@ -386,6 +386,12 @@ def _sampled(name: str, q: Fraction, inner: object, depth: int, mult: int, w: _W
     # symmetrization dominates at every order (composition needs them all) and gives the upper
     # end; the remove pair itself is the extremal dataset's, the lower end (docs/math.md §12.3)
     d = "remove" if halve else "both"
+    if halve and q == 1:
+        # a batch of the whole dataset is no sampling: the inner mechanism under replace_one,
+        # shift 2C, exactly (the symmetrized q = 1 pair's loss has atoms at its ends, where the
+        # lattice's upper end went to 1: n = b = 2, Laplace 1, eps 0 gave [0.632, 1])
+        pair_of, param = _ADDITIVE[inner_name]
+        return [(_renamed(lambda: pair_of(s, 2), {param: field_name}), mult)]
     if inner_name == "GaussianDpEvent":
         pair = _renamed(lambda: SubsampledGaussian(q, scale, d), {"sigma": field_name, "q": f"{name}.rate"})
     else:

@@ -606,7 +606,11 @@ def hockey_grid(
     or its run MAX_MEMORY bytes (estimates).
     """
     g = auto_grid(pair, slack, prec, ref=ref, side="upper" if side == "upper" else "lower")
-    h2 = g.h / 2**halvings  # a negative count coarsens (powers of two: exact in floats)
+    # a negative count coarsens (powers of two: exact in floats), but never past eta = 1/2, the
+    # coarsest spacing a grid takes (attack review 51: M = 1, eps 1, delta 1e-12 made eta = 2 and
+    # the calibration died on "eta=2 must be <= 1", exit 2)
+    halvings = max(halvings, -math.floor(math.log2(0.5 / g.eta)))
+    h2 = g.h / 2**halvings
     g = replace(g, h=h2, eta=g.eta / 2**halvings, cap=h2 * math.ceil(g.cap / h2))
     m, e = pair.steps, pair.epochs
     t = 1 / float(pair.sigma)
@@ -860,7 +864,7 @@ def _one_step(
         raise PrecisionExhausted(
             f"rel_width={_short(rel_width)} not reached for {quantity} (Gaussian closed form, "
             f"mu^2={float(mu_sq):.6g}): the certified bounds [{out.lower_str()}, {out.upper_str()}] are as far as "
-            "the working precision reaches",
+            "the closed form reaches (its tolerances are floats: about 1e-300 relative, 2^-1052 for an epsilon)",
             achieved_width=float(hi - lo),
         )
     return out
