@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from certdp.calibrate.random_allocation_dp import calibrate_eps_delta
 from certdp.cli import main
+from certdp.errors import LimitExceeded
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -163,3 +164,17 @@ def test_a_k_below_m_calibration_says_whose_claim_it_is(capsys: pytest.CaptureFi
     code, out, _ = run([*argv, "--delta", "1e-5", "--step", "0.01", "--json"], capsys)
     rec = json.loads(out)
     assert code == 0 and rec["bounds"].startswith("reduction: closed form claim of the reduced run")
+
+
+def test_a_one_step_calibration_has_no_lattice_epsilon_limit(capsys: pytest.CaptureFixture[str]) -> None:
+    """eps 31 on the closed-form path was refused by the lattice's eps limit (30); the lattice
+    (--out) keeps its limit."""
+    argv = ["calibrate", "random-allocation", "--steps", "1", "--epochs", "1", "--epsilon", "31", "--delta", "1e-5"]
+    code, out, err = run([*argv, "--json"], capsys)
+    assert code == 0, err
+    rec = json.loads(out)
+    mp.mp.dps = 80
+    assert gauss_delta(1 / Fraction(rec["sigma"]) ** 2, Fraction(31)) <= mp.mpf("1e-5")
+    assert gauss_delta(1 / Fraction(rec["sigma_miss"]) ** 2, Fraction(31)) > mp.mpf("1e-5")
+    with pytest.raises(LimitExceeded, match="eps=31 exceeds"):
+        calibrate_eps_delta(1, 1, 31, Fraction(1, 10**5), closed_form=False)

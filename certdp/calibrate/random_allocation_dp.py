@@ -611,12 +611,15 @@ def calibrate_eps_delta(
             reduced_epochs=red.reduced_epochs,
         )
     dirs = adp._directions(direction)
-    eps = adp._check_eps(epsilon)
+    eps = real("epsilon", epsilon, ge=0)  # the lattice's own limit (MAX_EPS) is checked below
     d = real("delta", delta, gt=0, lt=1)
     st = calibration_step(step)
     deadline = as_deadline(max_seconds)
+    # the closed form has no epsilon limit (attack review 51: eps 31 was refused as beyond "the
+    # largest epsilon the lattice bounds attempt" on a path that builds no lattice)
     if m == 1 and closed_form and (one := _one_step_calibration(e, eps, d, st, direction, deadline)) is not None:
         return one
+    eps = adp._check_eps(eps)
     start = time.perf_counter()
     ev = _Evaluator(m, e, eps, dirs, deadline, progress, d)
     violated: Fraction | None = None
