@@ -526,28 +526,7 @@ def calibrate_eps_delta(
     at_most("steps", m, MAX_RA_STEPS)
     at_most("epochs", e, MAX_RA_EPOCHS)
     red = adp.k_reduction(m, e, k)
-    if red.equal:
-        # k = M: the reduced run (1 step, M E epochs) is the run itself, so its claim and its
-        # violation are both proved for the run (docs/math.md §9.8, "k = M")
-        at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
-        try:
-            res = calibrate_eps_delta(
-                1,
-                red.reduced_epochs,
-                epsilon,
-                delta,
-                step,
-                direction=direction,
-                progress=progress,
-                max_seconds=max_seconds,
-                closed_form=closed_form,
-            )
-        except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
-            raise prefixed(exc, red.names()) from None
-        return replace(
-            res, steps=m, epochs=e, k=red.k, note=red.note(), reduced_steps=1, reduced_epochs=red.reduced_epochs
-        )
-    if red.one_sided:
+    if red.k > 1:
         at_most("k*epochs", red.reduced_epochs, MAX_RA_EPOCHS)
         # one budget for the claim and the violation search (a number would restart it)
         deadline = as_deadline(max_seconds)
@@ -566,6 +545,13 @@ def calibrate_eps_delta(
         except (LimitExceeded, PrecisionExhausted, BudgetExhausted) as exc:
             # its message names the reduced run's steps and epochs: say whose setting that is
             raise prefixed(exc, red.names()) from None
+    if red.equal:
+        # k = M: the reduced run (1 step, M E epochs) is the run itself, so its claim and its
+        # violation are both proved for the run (docs/math.md §9.8, "k = M")
+        return replace(
+            res, steps=m, epochs=e, k=red.k, note=red.note(), reduced_steps=1, reduced_epochs=red.reduced_epochs
+        )
+    if red.one_sided:
         # the reduced pair's violations and lower ends bound nothing for k-of-M allocation: dropped,
         # and searched for again with the k-of-M pair's own lower end
         eps_k, d_k = adp._check_eps(epsilon), real("delta", delta, gt=0, lt=1)
